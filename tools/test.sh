@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds ds4 and its tests, and runs the whole test suite (CPU only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+export DS4_TOKENIZER_CACHE="${DS4_TOKENIZER_CACHE:-$(bash tools/fetch-tokenizers.sh)}"
+build="${DS4_BUILD_DIR:-build}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)"
+cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 600
