@@ -1,0 +1,25 @@
+// A read-only memory map of a whole file; weights are read in place, never copied at open.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ds4 {
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);  // throws Error(Io)
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace ds4

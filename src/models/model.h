@@ -1,0 +1,45 @@
+// What the engine sees of a model family: a small lifecycle (create a sequence state, run a chunk of tokens
+// through it, copy it), independent of the family and the backend.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ds4 {
+
+struct ModelInfo {
+  std::string family;      // "qwen_hybrid"
+  std::string model_type;  // config.json model_type
+  int64_t vocab_size = 0;
+  int64_t max_positions = 0;
+  std::vector<int64_t> eos_ids;
+};
+
+class SequenceState {
+ public:
+  virtual ~SequenceState() = default;
+  virtual int64_t position() const = 0;  // tokens consumed so far
+  virtual std::unique_ptr<SequenceState> clone() const = 0;
+  virtual size_t bytes() const = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelInfo& info() const = 0;
+  virtual std::unique_ptr<SequenceState> new_state() const = 0;
+  // Consumes `tokens` (any count >= 1) from the state's position. Writes [tokens, vocab] logits when
+  // all_positions, else only the last row [vocab]. A chunked run equals one call over all tokens.
+  virtual void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
+                       bool all_positions) const = 0;
+};
+
+using LogFn = std::function<void(const std::string&)>;
+
+// Reads DIR/config.json, picks the family by model_type, loads and validates every tensor.
+std::unique_ptr<Model> load_model(const std::string& dir, const LogFn& log = nullptr);
+
+}  // namespace ds4

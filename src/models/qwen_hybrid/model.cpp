@@ -1,0 +1,111 @@
+#include "models/qwen_hybrid/model.h"
+
+#include <algorithm>
+
+#include "backend/cpu/linear.h"
+#include "core/error.h"
+#include "models/qwen_hybrid/gated_deltanet.h"
+#include "models/qwen_hybrid/hyper_connection.h"
+#include "models/qwen_hybrid/moe.h"
+#include "models/qwen_hybrid/ple.h"
+#include "models/qwen_hybrid/sparse_attention.h"
+
+namespace ds4::qwen {
+
+size_t QwenState::bytes() const {
+  size_t n = 0;
+  for (auto& l : layers)
+    n += 4 * (l.attn.keys.size() + l.attn.values.size() + l.attn.index_keys.size() + l.attn.block_keys.size() +
+              l.gdn.conv.size() + l.gdn.recurrent.size() + l.ple.conv.size()) +
+         8 * l.ple.context.size();
+  return n;
+}
+
+QwenHybridModel::QwenHybridModel(Config c, Weights w)
+    : cfg_(std::move(c)), w_(std::move(w)), rope_(cfg_.rotary_dim, cfg_.rope_theta, cfg_.mrope_section) {
+  info_.family = "qwen_hybrid";
+  info_.model_type = cfg_.model_type;
+  info_.vocab_size = cfg_.vocab_size;
+  info_.max_positions = cfg_.max_position_embeddings;
+  info_.eos_ids = cfg_.eos_ids;
+}
+
+std::unique_ptr<SequenceState> QwenHybridModel::new_state() const {
+  auto s = std::make_unique<QwenState>();
+  s->layers.resize(static_cast<size_t>(cfg_.num_layers));
+  for (int64_t i = 0; i < cfg_.num_layers; i++) {
+    auto& l = s->layers[size_t(i)];
+    if (cfg_.layer_types[size_t(i)] == LayerType::LinearAttention) init_gdn_state(l.gdn, cfg_);
+    if (w_.layers[size_t(i)].ple) init_ple_state(l.ple, cfg_);
+  }
+  return s;
+}
+
+void QwenHybridModel::forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
+                              bool all_positions) const {
+  auto& st = dynamic_cast<QwenState&>(state);
+  const int64_t T = int64_t(tokens.size()), H = cfg_.hidden_size, S = cfg_.hc_count, D = S * H, V = cfg_.vocab_size;
+  if (T == 0) throw Error(ErrorKind::InvalidArgument, "forward needs at least one token");
+  for (auto t : tokens)
+    if (t < 0 || t >= V)
+      throw Error(ErrorKind::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+                                                  std::to_string(V) + ")");
+  if (st.pos + T > cfg_.max_position_embeddings)
+    throw Error(ErrorKind::InvalidArgument, "sequence of " + std::to_string(st.pos + T) +
+                                                " tokens exceeds max_position_embeddings " +
+                                                std::to_string(cfg_.max_position_embeddings));
+  // The stream starts as hc_count copies of the token embedding.
+  std::vector<float> x(static_cast<size_t>(T * D));
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t s = 0; s < S; s++)
+      std::copy(w_.embed.p() + tokens[size_t(t)] * H, w_.embed.p() + (tokens[size_t(t)] + 1) * H, x.begin() + (t * S + s) * H);
+  std::vector<float> mixed(static_cast<size_t>(T * H)), inject(static_cast<size_t>(T * S)), out(static_cast<size_t>(T * H)), ple(static_cast<size_t>(T * D));
+  for (int64_t i = 0; i < cfg_.num_layers; i++) {
+    const auto& lw = w_.layers[size_t(i)];
+    auto& ls = st.layers[size_t(i)];
+    if (lw.ple) {
+      ple_forward(*lw.ple, cfg_, ls.ple, x.data(), tokens.data(), T, ple.data());
+      for (size_t j = 0; j < x.size(); j++) x[j] += ple[j];
+    }
+    hc_mix(lw.attn_hc, cfg_, x.data(), T, mixed.data(), inject.data());
+    if (lw.type == LayerType::LinearAttention)
+      gdn_forward(lw.gdn, cfg_, ls.gdn, mixed.data(), T, out.data());
+    else
+      attention_forward(lw.attn, cfg_, rope_, ls.attn, mixed.data(), T, st.pos, out.data());
+    hc_inject(x.data(), out.data(), inject.data(), T, cfg_);
+    hc_mix(lw.mlp_hc, cfg_, x.data(), T, mixed.data(), inject.data());
+    moe_forward(lw.moe, cfg_, mixed.data(), T, out.data());
+    hc_inject(x.data(), out.data(), inject.data(), T, cfg_);
+  }
+  st.pos += T;
+  const int64_t first = all_positions ? 0 : T - 1, rows = T - first;
+  hc_mix(w_.final_mixer, cfg_, x.data() + first * D, rows, mixed.data(), nullptr);
+  logits.resize(static_cast<size_t>(rows * V));
+  const Mat& head = cfg_.tie_word_embeddings ? w_.embed : w_.lm_head;
+  cpu::linear(mixed.data(), rows, H, head.p(), V, logits.data());
+}
+
+std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& j, const LogFn& log) {
+  const std::string cfg_path = dir + "/config.json";
+  Config c = parse_config(j, cfg_path);
+  TensorStore store = TensorStore::open_dir(dir);
+  Weights w = load_weights(c, store);
+  size_t mtp = 0, vision = 0;
+  std::vector<std::string> other;
+  for (auto& n : w.unused) {
+    if (n.rfind("mtp.", 0) == 0) mtp++;
+    else if (n.rfind("model.visual.", 0) == 0 || n.rfind("visual.", 0) == 0) vision++;
+    else other.push_back(n);
+  }
+  if (log) {
+    log("loaded " + c.model_type + " from " + dir + ": " + std::to_string(c.num_layers) + " layers, hidden " +
+        std::to_string(c.hidden_size) + ", " + std::to_string(c.num_experts) + " experts, vocab " +
+        std::to_string(c.vocab_size) + ", " + std::to_string(store.size()) + " tensors");
+    if (vision) log("vision weights present but not used yet (" + std::to_string(vision) + " tensors)");
+    if (mtp) log("mtp weights present but not used yet (" + std::to_string(mtp) + " tensors)");
+    for (auto& n : other) log("warning: unused tensor '" + n + "'");
+  }
+  return std::make_unique<QwenHybridModel>(std::move(c), std::move(w));
+}
+
+}  // namespace ds4::qwen
