@@ -35,7 +35,7 @@ void gated_delta_recurrent(const float* q, const float* k, const float* v, const
 void gated_delta_chunked(const float* q, const float* k, const float* v, const float* g, const float* beta,
                          DeltaShape s, float* state, float* out, int64_t C) {
   const int64_t H = s.H, dk = s.dk, dv = s.dv, T = s.T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (H * T * dk * dv > 65536)
   for (int64_t h = 0; h < H; h++) {
     float* S = state + h * dk * dv;
     std::vector<float> cum(static_cast<size_t>(C)), A(static_cast<size_t>(C * C)), U(static_cast<size_t>(C * dv)), W(static_cast<size_t>(C * dk)), vn(static_cast<size_t>(C * dv));

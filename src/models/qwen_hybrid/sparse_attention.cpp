@@ -99,7 +99,7 @@ void attention_forward(const AttnWeights& w, const Config& c, const cpu::RopeTab
   s.values.insert(s.values.end(), v.begin(), v.end());
   std::vector<float> attn(static_cast<size_t>(T * NH * HD));
   const float scale = 1.0f / std::sqrt(float(HD));
-#pragma omp parallel for schedule(dynamic) if (T > 1)
+#pragma omp parallel for schedule(dynamic) if (T > 1 && T * int64_t(s.keys.size()) > 65536)
   for (int64_t t = 0; t < T; t++)
     cpu::attend(q.data() + t * NH * HD, s.keys.data(), s.values.data(), selected[size_t(t)], {NH, KVH, HD}, scale,
                 attn.data() + t * NH * HD);
