@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@ struct ModelInfo {
   int64_t vocab_size = 0;
   int64_t max_positions = 0;
   std::vector<int64_t> eos_ids;
+  int64_t total_params = 0;   // every weight
+  int64_t active_params = 0;  // weights one decoded token reads (routed experts: top-k of them)
 };
 
 class SequenceState {
@@ -41,5 +44,8 @@ using LogFn = std::function<void(const std::string&)>;
 
 // Reads DIR/config.json, picks the family by model_type, loads and validates every tensor.
 std::unique_ptr<Model> load_model(const std::string& dir, const LogFn& log = nullptr);
+
+// A model of the config's shapes with random weights from a seed (for benchmarks of full-size shapes).
+std::unique_ptr<Model> random_model(const nlohmann::json& config, uint64_t seed, const LogFn& log = nullptr);
 
 }  // namespace ds4

@@ -22,4 +22,10 @@ std::unique_ptr<Model> load_model(const std::string& dir, const LogFn& log) {
                                           "' (supported: qwen4_exp, qwen4_exp_text)");
 }
 
+std::unique_ptr<Model> random_model(const nlohmann::json& j, uint64_t seed, const LogFn& log) {
+  const std::string type = j.value("model_type", "");
+  if (type == "qwen4_exp" || type == "qwen4_exp_text") return qwen::random_qwen_hybrid(j, seed, log);
+  throw Error(ErrorKind::Unsupported, "random weights: unknown model_type '" + type + "'");
+}
+
 }  // namespace ds4

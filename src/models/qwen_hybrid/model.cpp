@@ -28,6 +28,33 @@ QwenHybridModel::QwenHybridModel(Config c, Weights w)
   info_.vocab_size = cfg_.vocab_size;
   info_.max_positions = cfg_.max_position_embeddings;
   info_.eos_ids = cfg_.eos_ids;
+  // Parameter counts from the loaded weights; a decoded token reads top_k of the routed experts.
+  auto count = [](const Mat& m) { return int64_t(m.v.size()); };
+  auto hc = [&](const HyperConnWeights& h) { return count(h.norm) + count(h.down) + count(h.up) + count(h.inject); };
+  int64_t total = count(w_.embed) + count(w_.lm_head) + hc(w_.final_mixer), active = total;
+  if (cfg_.tie_word_embeddings) active += count(w_.embed);  // the embedding is read again as the head
+  active -= count(w_.embed) - cfg_.hidden_size;            // one embedding row per token
+  for (auto& l : w_.layers) {
+    int64_t dense = hc(l.attn_hc) + hc(l.mlp_hc);
+    for (const Mat* m : {&l.gdn.in_qkv, &l.gdn.in_z, &l.gdn.in_b, &l.gdn.in_a, &l.gdn.conv, &l.gdn.a_log,
+                         &l.gdn.dt_bias, &l.gdn.norm, &l.gdn.out, &l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o,
+                         &l.attn.q_norm, &l.attn.k_norm, &l.attn.idx_qk, &l.attn.idx_q_norm, &l.attn.idx_k_norm,
+                         &l.moe.router, &l.moe.sh_gate, &l.moe.sh_up, &l.moe.sh_down, &l.moe.sh_gate_w})
+      dense += count(*m);
+    int64_t experts = 0;
+    for (size_t e = 0; e < l.moe.gate.size(); e++) experts += count(l.moe.gate[e]) + count(l.moe.up[e]) + count(l.moe.down[e]);
+    int64_t ple_total = 0, ple_active = 0;
+    if (l.ple) {
+      for (const Mat* m : {&l.ple->key, &l.ple->value, &l.ple->norm_key, &l.ple->norm_query, &l.ple->norm_conv, &l.ple->conv})
+        ple_total += count(*m);
+      ple_active = ple_total + cfg_.ple_embed_dim;  // one table row per n-gram head
+      ple_total += count(l.ple->table);
+    }
+    total += dense + experts + ple_total;
+    active += dense + experts / cfg_.num_experts * cfg_.top_k + ple_active;
+  }
+  info_.total_params = total;
+  info_.active_params = active;
 }
 
 std::unique_ptr<SequenceState> QwenHybridModel::new_state() const {
@@ -105,6 +132,15 @@ std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::
     if (mtp) log("mtp weights present but not used yet (" + std::to_string(mtp) + " tensors)");
     for (auto& n : other) log("warning: unused tensor '" + n + "'");
   }
+  return std::make_unique<QwenHybridModel>(std::move(c), std::move(w));
+}
+
+std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& j, uint64_t seed, const LogFn& log) {
+  Config c = parse_config(j, "config");
+  Weights w = random_weights(c, seed);
+  if (log)
+    log("random " + c.model_type + " weights (seed " + std::to_string(seed) + "): " + std::to_string(c.num_layers) +
+        " layers, hidden " + std::to_string(c.hidden_size) + ", " + std::to_string(c.num_experts) + " experts");
   return std::make_unique<QwenHybridModel>(std::move(c), std::move(w));
 }
 

@@ -26,5 +26,6 @@ class QwenHybridModel : public Model {
 };
 
 std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& config, const LogFn& log);
+std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& config, uint64_t seed, const LogFn& log);
 
 }  // namespace ds4::qwen

@@ -7,12 +7,27 @@
 namespace ds4::qwen {
 namespace {
 
+// Where tensors come from: a checkpoint, or random values of the right shapes (benchmarks). The loader
+// below names and shapes every tensor once, for both.
 class Loader {
  public:
-  Loader(const TensorStore& s, std::string prefix) : store_(s), prefix_(std::move(prefix)) {}
+  virtual ~Loader() = default;
+  // Loads prefix + name (or name when absolute) as float32, shape-checked.
+  virtual Mat take(const std::string& name, std::vector<int64_t> shape, bool absolute) = 0;
+  Mat take(const std::string& name, std::vector<int64_t> shape) { return take(name, std::move(shape), false); }
+  virtual bool has(const std::string& name) const = 0;
+  // Integer buffers the checkpoint may carry, to check against derived values; null when absent.
+  virtual const TensorView* buffer(const std::string& name) = 0;
+  // The row count of a float tensor split into shards along rows (the PLE table), concatenated.
+  virtual Mat take_row_shards(const std::string& base, int64_t rows, int64_t cols) = 0;
+  virtual std::vector<std::string> unused() const { return {}; }
+};
 
-  // Loads prefix + name as float32 and checks its shape.
-  Mat take(const std::string& name, std::vector<int64_t> shape, bool absolute = false) {
+class CheckpointLoader : public Loader {
+ public:
+  CheckpointLoader(const TensorStore& s, std::string prefix) : store_(s), prefix_(std::move(prefix)) {}
+
+  Mat take(const std::string& name, std::vector<int64_t> shape, bool absolute) override {
     const std::string full = absolute ? name : prefix_ + name;
     const TensorView& t = store_.get(full);
     used_.insert(full);
@@ -24,17 +39,35 @@ class Loader {
     }
     return Mat{tensor_to_f32(t), shape};
   }
-  bool has(const std::string& name) const { return store_.find(prefix_ + name) != nullptr; }
-  std::vector<int64_t> take_i64(const std::string& name) {
-    const TensorView& t = store_.get(prefix_ + name);
-    used_.insert(prefix_ + name);
-    return tensor_to_i64(t);
+  bool has(const std::string& name) const override { return store_.find(prefix_ + name) != nullptr; }
+  const TensorView* buffer(const std::string& name) override {
+    const TensorView* t = store_.find(prefix_ + name);
+    if (t) used_.insert(prefix_ + name);
+    return t;
   }
-  const TensorView& view(const std::string& name) {
-    used_.insert(prefix_ + name);
-    return store_.get(prefix_ + name);
+  Mat take_row_shards(const std::string& base, int64_t rows, int64_t cols) override {
+    // One tensor, or shard_0..shard_{n-1} split along rows as save_pretrained writes it.
+    if (has(base + ".weight")) return take(base + ".weight", {rows, cols}, false);
+    Mat m;
+    m.shape = {0, cols};
+    for (int64_t k = 0; has(base + ".shard_" + std::to_string(k) + ".weight"); k++) {
+      const std::string n = prefix_ + base + ".shard_" + std::to_string(k) + ".weight";
+      const TensorView& t = store_.get(n);
+      used_.insert(n);
+      if (t.shape.size() != 2 || t.shape[1] != cols)
+        throw Error(ErrorKind::Shape, t.file + ": tensor '" + n + "' has shape " + t.shape_str() + ", expected [rows, " +
+                                          std::to_string(cols) + "]");
+      auto part = tensor_to_f32(t);
+      m.v.insert(m.v.end(), part.begin(), part.end());
+      m.shape[0] += t.shape[0];
+    }
+    if (m.shape[0] == 0) store_.get(prefix_ + base + ".weight");  // throws the missing-tensor error
+    if (m.shape[0] != rows)
+      throw Error(ErrorKind::Shape, "'" + prefix_ + base + "' has " + std::to_string(m.shape[0]) +
+                                        " rows across its shards, expected " + std::to_string(rows));
+    return m;
   }
-  std::vector<std::string> unused() const {
+  std::vector<std::string> unused() const override {
     std::vector<std::string> out;
     for (auto& n : store_.names())
       if (!used_.count(n)) out.push_back(n);
@@ -45,6 +78,42 @@ class Loader {
   const TensorStore& store_;
   std::string prefix_;
   std::set<std::string> used_;
+};
+
+// Uniform values scaled by 1/sqrt(fan-in), from a counter-based generator so weights depend only on seed
+// and name; RMSNorm weights (1 + w form) and decay parameters stay small.
+class RandomLoader : public Loader {
+ public:
+  explicit RandomLoader(uint64_t seed) : seed_(seed) {}
+  Mat take(const std::string& name, std::vector<int64_t> shape, bool) override {
+    Mat m;
+    m.shape = shape;
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    m.v.resize(static_cast<size_t>(n));
+    uint64_t h = seed_;
+    for (char ch : name) h = (h ^ uint8_t(ch)) * 0x100000001b3ull;
+    const bool small = name.find("norm") != std::string::npos || name.find("A_log") != std::string::npos ||
+                       name.find("dt_bias") != std::string::npos;
+    const float scale = small ? 0.1f : 1.7f / std::sqrt(float(shape.back()));
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t z = h + 0x9E3779B97F4A7C15ull * uint64_t(i + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      m.v[static_cast<size_t>(i)] = scale * (float(z >> 40) * (2.0f / 16777216.0f) - 1.0f);
+    }
+    return m;
+  }
+  bool has(const std::string&) const override { return true; }
+  const TensorView* buffer(const std::string&) override { return nullptr; }
+  Mat take_row_shards(const std::string& base, int64_t rows, int64_t cols) override {
+    return take(base + ".weight", {rows, cols}, false);
+  }
+
+ private:
+  uint64_t seed_;
 };
 
 HyperConnWeights load_hc(Loader& L, const std::string& p, const Config& c, bool inject) {
@@ -89,37 +158,14 @@ PleWeights load_ple(Loader& L, const std::string& p, const Config& c, int ple_in
   // The checkpoint's buffers must agree with the derivation; a mismatch means a different hashing scheme.
   const std::string e = p + ".ple_embedding.";
   auto check = [&](const char* buf, const std::vector<int64_t>& want) {
-    if (!L.has(e + buf)) return;
-    const auto& t = L.view(e + buf);
-    if (tensor_to_i64(t) != want)
-      throw Error(ErrorKind::Format, t.file + ": buffer '" + t.name + "' disagrees with the values derived from config");
+    const TensorView* t = L.buffer(e + buf);
+    if (t && tensor_to_i64(*t) != want)
+      throw Error(ErrorKind::Format, t->file + ": buffer '" + t->name + "' disagrees with the values derived from config");
   };
   check("layer_multipliers", w.multipliers);
   check("ngram_heads_vocab_sizes", w.head_sizes);
   check("ngram_heads_offsets", w.head_offsets);
-  // The table: one tensor, or shard_0..shard_{n-1} split along rows as save_pretrained writes it.
-  if (L.has(e + "ngram_embedding.weight")) {
-    w.table = L.take(e + "ngram_embedding.weight", {padded, head_dim});
-  } else {
-    w.table.shape = {0, head_dim};
-    for (int64_t k = 0;; k++) {
-      const std::string n = e + "ngram_embedding.shard_" + std::to_string(k) + ".weight";
-      if (!L.has(n)) {
-        if (k == 0) L.view(e + "ngram_embedding.weight");  // throws the missing-tensor error
-        break;
-      }
-      const TensorView& t = L.view(n);
-      if (t.shape.size() != 2 || t.shape[1] != head_dim)
-        throw Error(ErrorKind::Shape, t.file + ": tensor '" + t.name + "' has shape " + t.shape_str() +
-                                          ", expected [rows, " + std::to_string(head_dim) + "]");
-      auto part = tensor_to_f32(t);
-      w.table.v.insert(w.table.v.end(), part.begin(), part.end());
-      w.table.shape[0] += t.shape[0];
-    }
-    if (w.table.shape[0] != padded)
-      throw Error(ErrorKind::Shape, "PLE table '" + e + "ngram_embedding' has " + std::to_string(w.table.shape[0]) +
-                                        " rows across its shards, expected " + std::to_string(padded));
-  }
+  w.table = L.take_row_shards(e + "ngram_embedding", padded, head_dim);
   w.key = L.take(p + ".key_proj.weight", {D, c.ple_embed_dim});
   w.value = L.take(p + ".value_proj.weight", {H, c.ple_embed_dim});
   w.norm_key = L.take(p + ".norm_key.weight", {D});
@@ -157,8 +203,9 @@ std::vector<int64_t> ple_head_vocab_sizes(int64_t base, int64_t heads, int64_t p
   return out;
 }
 
-Weights load_weights(const Config& c, const TensorStore& store) {
-  Loader L(store, c.weight_prefix);
+namespace {
+
+Weights load_all(const Config& c, Loader& L) {
   Weights w;
   const int64_t H = c.hidden_size, V = c.vocab_size;
   w.embed = L.take("embed_tokens.weight", {V, H});
@@ -214,6 +261,18 @@ Weights load_weights(const Config& c, const TensorStore& store) {
   w.final_mixer = load_hc(L, "hyper_connection_mixer", c, false);
   w.unused = L.unused();
   return w;
+}
+
+}  // namespace
+
+Weights load_weights(const Config& c, const TensorStore& store) {
+  CheckpointLoader L(store, c.weight_prefix);
+  return load_all(c, L);
+}
+
+Weights random_weights(const Config& c, uint64_t seed) {
+  RandomLoader L(seed);
+  return load_all(c, L);
 }
 
 }  // namespace ds4::qwen

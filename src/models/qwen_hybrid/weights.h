@@ -60,6 +60,8 @@ struct Weights {
 };
 
 Weights load_weights(const Config& c, const TensorStore& store);
+// Random weights of the config's shapes (benchmarks time real shapes without checkpoint files).
+Weights random_weights(const Config& c, uint64_t seed);
 
 // PLE hashing constants, derived exactly as the reference derives them (splitmix64 multipliers, per-head
 // prime vocabularies). Exposed for tests.

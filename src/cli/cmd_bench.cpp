@@ -1,0 +1,110 @@
+// ds4 bench: prefill and batch-1 decode speed of a model directory, or of a config's shapes with random
+// weights, as a table (tokens/s and the bandwidth of the weights a decoded token reads).
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/token_list.h"
+#include "core/error.h"
+#include "io/json_file.h"
+#include "models/model.h"
+
+namespace {
+struct Args {
+  std::string model, config, prefill = "128";
+  bool random_weights = false;
+  int64_t layers = 0, experts = 0, ple_vocab_base = 0, decode = 32, threads = 0;
+  uint64_t seed = 1;
+};
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Shrinks a config for timing: fewer layers or experts, a smaller PLE table. Each change is printed.
+nlohmann::json shrink(nlohmann::json j, const Args& a) {
+  nlohmann::json& t = j.contains("text_config") ? j["text_config"] : j;
+  if (a.layers > 0) {
+    t["num_hidden_layers"] = a.layers;
+    if (t.contains("layer_types")) t["layer_types"] = std::vector<nlohmann::json>(t["layer_types"].begin(), t["layer_types"].begin() + a.layers);
+    if (t.contains("ple_layer_ids")) {
+      nlohmann::json keep = nlohmann::json::array();
+      for (auto& id : t["ple_layer_ids"])
+        if (id.get<int64_t>() <= a.layers) keep.push_back(id);
+      t["ple_layer_ids"] = keep;
+    }
+    std::printf("note: cut to %lld layers\n", (long long)a.layers);
+  }
+  if (a.experts > 0) {
+    t["num_experts"] = a.experts;
+    std::printf("note: %lld experts per layer (a batch-1 decode step reads the same top-k bytes)\n", (long long)a.experts);
+  }
+  if (a.ple_vocab_base > 0) {
+    t["ngram_vocab_size_base"] = a.ple_vocab_base;
+    std::printf("note: PLE n-gram table shrunk to base %lld rows per head for timing\n", (long long)a.ple_vocab_base);
+  }
+  return j;
+}
+
+void run(const Args& a) {
+  if (a.threads > 0) omp_set_num_threads(int(a.threads));
+  std::unique_ptr<ds4::Model> model;
+  std::string what;
+  auto log = [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); };
+  if (!a.model.empty()) {
+    model = ds4::load_model(a.model, log);
+    what = a.model;
+  } else if (!a.config.empty()) {
+    if (!a.random_weights)
+      throw ds4::Error(ds4::ErrorKind::InvalidArgument, "--config needs --random-weights (no checkpoint is read)");
+    model = ds4::random_model(shrink(ds4::read_json_file(a.config), a), a.seed, log);
+    what = a.config + " (random weights)";
+  } else {
+    throw ds4::Error(ds4::ErrorKind::InvalidArgument, "give --model DIR or --config FILE --random-weights");
+  }
+  const auto& info = model->info();
+  const double active_bytes = double(info.active_params) * 4.0;  // the CPU backend computes in float32
+  std::printf("ds4 bench: %s\nbackend cpu (float32 weights), %d threads\n", what.c_str(), omp_get_max_threads());
+  std::printf("parameters: %.2f M total, %.2f M read per decoded token (%.1f MB)\n\n", info.total_params / 1e6,
+              info.active_params / 1e6, active_bytes / 1e6);
+  std::printf("| phase   | tokens | seconds | tokens/s | weight GB/s |\n|---------|-------:|--------:|---------:|------------:|\n");
+  const int64_t V = info.vocab_size;
+  std::vector<float> logits;
+  for (int32_t P : ds4::cli::parse_token_list(a.prefill)) {
+    std::vector<int32_t> prompt(static_cast<size_t>(P));
+    for (int32_t i = 0; i < P; i++) prompt[size_t(i)] = int32_t((i * 7919 + 13) % V);
+    auto st = model->new_state();
+    double t0 = now();
+    model->forward(*st, prompt, logits, false);
+    double dt = now() - t0;
+    std::printf("| prefill | %6d | %7.3f | %8.1f | %11s |\n", P, dt, P / dt, "-");
+    if (a.decode > 0) {
+      int32_t tok = prompt.back();
+      t0 = now();
+      for (int64_t i = 0; i < a.decode; i++) {
+        model->forward(*st, std::span<const int32_t>(&tok, 1), logits, false);
+        tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      }
+      dt = now() - t0;
+      std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.2f |\n", (long long)a.decode, dt, a.decode / dt,
+                  active_bytes * a.decode / dt / 1e9);
+    }
+  }
+}
+
+ds4::cli::RegisterCommand reg([](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("bench", "Time prefill and batch-1 decode (prints a table)");
+  sub->add_option("--model", args->model, "Model directory");
+  sub->add_option("--config", args->config, "config.json of the shapes to time");
+  sub->add_flag("--random-weights", args->random_weights, "Generate weights from --seed instead of reading files");
+  sub->add_option("--seed", args->seed, "Seed of the random weights");
+  sub->add_option("--layers", args->layers, "Keep only the first N layers");
+  sub->add_option("--experts", args->experts, "Routed experts per layer");
+  sub->add_option("--ple-vocab-base", args->ple_vocab_base, "Shrink the PLE n-gram table for timing");
+  sub->add_option("--prefill", args->prefill, "Prompt lengths, comma-separated");
+  sub->add_option("--decode", args->decode, "Decode steps after each prefill");
+  sub->add_option("--threads", args->threads, "CPU threads (default: all)");
+  sub->callback([args] { run(*args); });
+});
+}  // namespace
