@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 export DS4_TOKENIZER_CACHE="${DS4_TOKENIZER_CACHE:-$(bash tools/fetch-tokenizers.sh)}"
 build="${DS4_BUILD_DIR:-build}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 600
