@@ -1,0 +1,62 @@
+// One request's generation loop over one sequence: prefill, then decode token by token with the classic
+// sampler, streaming text through the incremental decoder and the stop-string matcher. The scheduler (and
+// the CLI) call this; it owns no threads.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "engine/sampling_params.h"
+#include "models/model.h"
+
+namespace ds4::text {
+class Tokenizer;
+}
+
+namespace ds4::engine {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;  // token ids, already rendered and tokenized
+  int64_t max_tokens = 256;
+  SamplingParams sampling;
+  std::optional<uint64_t> seed;    // absent: drawn from the OS and reported in the result
+  std::vector<std::string> stop;   // stop strings, matched on text
+  bool ignore_eos = false;
+  int top_logprobs = -1;           // -1: no logprobs; 0..20: the chosen token's logprob and this many alternatives
+};
+
+struct TokenLogprob {
+  int32_t token;
+  double logprob;
+};
+
+// One emitted token. `text` is the text released with it (may be empty while a partial UTF-8 character or a
+// possible stop string is held back).
+struct TokenEvent {
+  int32_t token;
+  std::string text;
+  std::optional<double> logprob;
+  std::vector<TokenLogprob> top;
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;  // emitted tokens (a matched stop string's tokens included; its text is not)
+  std::string text;
+  std::string finish_reason;    // "stop" (eos or stop string), "length", "cancelled", or "error"
+  int64_t prompt_tokens = 0;
+  uint64_t seed = 0;
+  std::optional<Error> error;   // set when finish_reason == "error" (e.g. invalid_logits)
+};
+
+// Called for every emitted token; returning false cancels the request at that token (client gone).
+using TokenCallback = std::function<bool(const TokenEvent&)>;
+
+// The sequence state is created here and dropped at the end, so an error never leaves a half-updated
+// state behind. tokenizer may be null (token-only models): then no text, no stop strings.
+GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, const GenerationRequest& req,
+                          const TokenCallback& on_token = nullptr);
+
+}  // namespace ds4::engine
