@@ -76,7 +76,7 @@ def main():
     assert s42["doubles"][:3] == [0.7739560485559633, 0.4388784397520523, 0.8585979199113825], s42["doubles"][:3]
     with open(OUT, "w") as f:
         for r in rows:
-            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+            f.write(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n")
     print("numpy %s: wrote %d seeds to %s" % (np.__version__, len(rows), os.path.normpath(OUT)), file=sys.stderr)
 
 

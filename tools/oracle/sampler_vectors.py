@@ -294,7 +294,8 @@ def logprob_cases(g):
         order = np.argsort(-lp, kind="stable")
         n = int(min(len(r), [1, 5, 20][i % 3]))
         out.append({"name": "logprobs_%02d" % i, "logits": r, "top_n": n,
-                    "top_ids": [int(t) for t in order[:n]], "top_logprobs": [float(lp[t]) for t in order[:n]],
+                    "top_ids": [int(t) for t in order[:n]],
+                    "top_logprobs": [None if lp[t] == -np.inf else float(lp[t]) for t in order[:n]],
                     "logprobs": [None if v == -np.inf else float(v) for v in lp] if len(r) <= 64 else None})
     return out
 
@@ -324,10 +325,10 @@ def main():
 
     with open(os.path.join(FIXTURES, "sampler_cases.jsonl"), "w") as f:
         for c in cases:
-            f.write(json.dumps(c, separators=(",", ":")) + "\n")
+            f.write(json.dumps(c, separators=(",", ":"), allow_nan=False) + "\n")
     with open(os.path.join(FIXTURES, "logprobs.jsonl"), "w") as f:
         for c in logprob_cases(g):
-            f.write(json.dumps(c, separators=(",", ":")) + "\n")
+            f.write(json.dumps(c, separators=(",", ":"), allow_nan=False) + "\n")
     print("numpy %s: wrote %d sampler cases" % (np.__version__, len(cases)), file=sys.stderr)
 
 
