@@ -73,4 +73,17 @@ bool CandidateSelector::select(std::span<const double> z, const SamplingParams& 
   return true;
 }
 
+size_t draw_index(std::span<const double> kept_p, double u) {
+  // c[n-1] is needed before the scan, so the kept p are summed twice, in the same order.
+  double total = 0.0;
+  for (double v : kept_p) total += v;
+  const double target = u * total;
+  double c = 0.0;
+  for (size_t i = 0; i < kept_p.size(); ++i) {
+    c += kept_p[i];
+    if (c > target) return i;
+  }
+  return kept_p.size() - 1;
+}
+
 }  // namespace ds4::engine

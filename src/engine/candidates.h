@@ -34,4 +34,8 @@ class CandidateSelector {
   bool overflow_ = false;
 };
 
+// Step 9 of SAMPLING.md: with c the sequential cumulative sum of the kept p, the first i with
+// c[i] > u * c[n-1], or n-1 if there is none. `kept_p` must not be empty.
+size_t draw_index(std::span<const double> kept_p, double u);
+
 }  // namespace ds4::engine

@@ -59,17 +59,9 @@ int32_t Sampler::sample(std::span<const float> logits, int64_t position_for_erro
   const double u = rng_.next_double();
   ++draws_;
   if (!ok) return argmax(z_);  // z / temperature overflowed: the limit of the distribution is the argmax
-  const size_t n = selector_.kept();
-  // c[i] = sequential cumulative sum of the kept p; c[n-1] is only known at the end, so sum first.
-  double total = 0.0;
-  for (size_t i = 0; i < n; ++i) total += selector_.prob(i);
-  const double target = u * total;
-  double c = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    c += selector_.prob(i);
-    if (c > target) return selector_.id(i);
-  }
-  return selector_.id(n - 1);
+  kept_p_.resize(selector_.kept());
+  for (size_t i = 0; i < kept_p_.size(); ++i) kept_p_[i] = selector_.prob(i);
+  return selector_.id(draw_index(kept_p_, u));
 }
 
 std::vector<Candidate> Sampler::candidates(std::span<const float> logits, int64_t position_for_errors) {

@@ -51,6 +51,7 @@ class Sampler {
   uint64_t draws_ = 0;
   std::map<int32_t, int64_t> counts_;  // accepted token -> times generated
   std::vector<double> z_;              // scratch: the penalised row
+  std::vector<double> kept_p_;         // scratch: the kept p, in the law's order
   CandidateSelector selector_;
 };
 

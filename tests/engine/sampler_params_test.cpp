@@ -65,6 +65,12 @@ TEST(SamplerParams, TemperatureOverflowFallsBackToTheArgmaxAndStillDraws) {
   EXPECT_FALSE(s.is_greedy());
   EXPECT_EQ(s.sample(row), 1);
   EXPECT_EQ(s.draws(), 1u);
+  // The fallback used exactly the first double: an all-zero row does not overflow (0 / T = 0) and is
+  // uniform, so the next token is the interval of the stream's second double.
+  ds4::engine::Pcg64 rng(9);
+  rng.next_double();
+  const int expected = static_cast<int>(rng.next_double() * 64.0);
+  EXPECT_EQ(s.sample(std::vector<float>(64, 0.0f)), expected);
 }
 
 }  // namespace

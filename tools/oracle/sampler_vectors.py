@@ -7,7 +7,8 @@ sampler_law.py). Each case is one request: a seed, sampling parameters, tokens a
 stream; every sampled token is counted before the next call, as the server's Generator does. Row i of a
 case is rows[i % len(rows)].
 
-Writes tests/fixtures/sampling/sampler_cases.jsonl and tests/fixtures/sampling/logprobs.jsonl.
+Writes tests/fixtures/sampling/sampler_cases.jsonl, logprobs.jsonl (log-softmax and top-n) and
+draw_rule.jsonl (step 9 alone, at u values exactly on the cumulative boundaries).
 Logits are stored exactly: explicit rows hold multiples of 2^-10 (exact in float32 and in short decimal),
 null stands for -inf; large rows are "generated" from a PCG64 stream that the C++ test regenerates:
   row[i] = float32(((u_i * 16) - 8) * scale), u = default_rng(gen_seed).random(vocab), last masked_tail = -inf
@@ -16,7 +17,8 @@ null stands for -inf; large rows are "generated" from a PCG64 stream that the C+
 numpy's float64 exp is not the C library's exp on every host (on AVX512F hosts numpy uses its own SIMD
 exp, which differs from glibc's in the last bit for about a quarter of inputs). The law is numpy's; so
 that the fixture tests the port and not that last bit, every case is also run with the C library's exp
-(math.exp) and a case whose tokens would differ is rejected and replaced.
+(math.exp) and a case whose tokens would differ is rejected and replaced. The recorded probabilities and
+log-probabilities use the C library's exp and log (the port's), so the tests compare them bit for bit.
 
 Run with Debian's python3-numpy: /usr/bin/python3 tools/oracle/sampler_vectors.py
 """
@@ -83,18 +85,21 @@ def sample_once(row, counts, prm, rng, exp):
                 best = i
         return best, None, None
     ids, ps = kept_candidates(z, prm["temperature"], prm["top_k"], prm["top_p"], prm["min_p"], exp)
+    return int(ids[draw_index(ps, rng.random())]), ids, ps
+
+
+def draw_index(ps, u):
+    """Step 9: the first i with c[i] > u * c[n-1] (c the sequential cumulative sum), else n - 1."""
     c = []
     acc = 0.0
     for v in ps.tolist():
         acc += v
         c.append(acc)
-    target = rng.random() * c[-1]
-    idx = len(c) - 1
+    target = u * c[-1]
     for i, ci in enumerate(c):
         if ci > target:
-            idx = i
-            break
-    return int(ids[idx]), ids, ps
+            return i
+    return len(c) - 1
 
 
 def generated_row(gen):
@@ -132,13 +137,16 @@ def run_case(case, exp):
 
 def finish(case):
     """Fills the expected outputs, or returns None when the case is sensitive to the last bit of exp."""
-    tokens, draws, (ids, ps) = run_case(case, np.exp)
-    if run_case(case, libm_exp)[0] != tokens:
+    tokens, draws, _ = run_case(case, np.exp)
+    libm_tokens, _, (ids, ps) = run_case(case, libm_exp)
+    if libm_tokens != tokens:
         return None
     case["tokens"] = tokens
     case["draws"] = int(draws)
     if ids is not None:
-        # The kept candidates of the first call (p on the full vocabulary), the first 24 of them.
+        # The kept candidates of the first call (p on the full vocabulary), the first 24 of them. p is
+        # from the C library's exp, which the port uses, so the test can compare every bit of the
+        # float64 pipeline (penalties, division, sums) and not just the resulting tokens.
         case["first_kept"] = {"count": int(len(ids)), "ids": [int(i) for i in ids[:24]],
                               "p": [float(v) for v in ps[:24]]}
     return case
@@ -215,8 +223,27 @@ def explicit_cases():
         {"name": "top_p_zero_keeps_one", "logits": [[0.5, 2.0, 2.0, -1.0]], "params": params(top_p=0.0),
          "seed": 9, "prior_tokens": [], "steps": 8},
         {"name": "vocab_of_one", "logits": [[0.25]], "params": params(), "seed": 9, "prior_tokens": [], "steps": 3},
+        penalty_rounding_case(),
     ]
     return cases
+
+
+def penalty_rounding_case():
+    """presence + frequency * count with the product rounded first (numpy's two arrays), for a count
+    where a fused multiply-add (one rounding) would give a different penalty; token 0 has logit 0, so
+    the difference reaches its probability and the exact comparison of p sees it."""
+    from fractions import Fraction
+    presence, frequency = 0.4, 0.3
+    for count in range(1, 200):
+        separate = presence * 1.0 + frequency * count
+        fused = float(Fraction(frequency) * count + Fraction(presence))  # correctly rounded, as an FMA
+        if separate != fused:
+            break
+    else:
+        raise AssertionError("no count separates FMA from the law's rounding")
+    return {"name": "penalty_products_round_separately", "logits": [[0.0, -1.0, -0.5, -2.0, -3.0, -0.25, -1.5, -4.0]],
+            "params": params(presence_penalty=presence, frequency_penalty=frequency), "seed": 17,
+            "prior_tokens": [0] * count, "steps": 4}
 
 
 def random_cases(count, g):
@@ -279,7 +306,7 @@ def check_worked_example(case):
 def log_softmax(z):
     m = np.max(z)
     total = 0.0
-    for v in np.exp(z - m).tolist():
+    for v in libm_exp(z - m).tolist():  # the C library's exp, as in the kept p above
         total += v
     return z - m - math.log(total)
 
@@ -297,6 +324,21 @@ def logprob_cases(g):
                     "top_ids": [int(t) for t in order[:n]],
                     "top_logprobs": [None if lp[t] == -np.inf else float(lp[t]) for t in order[:n]],
                     "logprobs": [None if v == -np.inf else float(v) for v in lp] if len(r) <= 64 else None})
+    return out
+
+
+def draw_rule_cases():
+    """u values that land exactly on a cumulative boundary (where > and >= differ), u = 0, the largest u
+    below 1, and zero-probability tails; random draws cannot reach these."""
+    largest_u = 1.0 - 2.0**-53
+    lists = [[0.25] * 4, [0.5, 0.25, 0.25], [0.4, 0.3], [0.5, 0.5, 0.0, 0.0], [1.0], [0.375, 0.375, 0.125, 0.125],
+             [0.3, 0.3, 0.2, 0.1, 0.1], [2.0**-60, 2.0**-60]]
+    out = []
+    for ps in lists:
+        c = np.cumsum(ps)
+        us = sorted(set([0.0, largest_u, 0.5, 0.25, 0.75, 0.1, 0.9] + [float(x / c[-1]) for x in c if x / c[-1] < 1]))
+        for u in us:
+            out.append({"p": ps, "u": u, "index": draw_index(np.array(ps), u)})
     return out
 
 
@@ -328,6 +370,9 @@ def main():
             f.write(json.dumps(c, separators=(",", ":"), allow_nan=False) + "\n")
     with open(os.path.join(FIXTURES, "logprobs.jsonl"), "w") as f:
         for c in logprob_cases(g):
+            f.write(json.dumps(c, separators=(",", ":"), allow_nan=False) + "\n")
+    with open(os.path.join(FIXTURES, "draw_rule.jsonl"), "w") as f:
+        for c in draw_rule_cases():
             f.write(json.dumps(c, separators=(",", ":"), allow_nan=False) + "\n")
     print("numpy %s: wrote %d sampler cases" % (np.__version__, len(cases)), file=sys.stderr)
 
