@@ -1,14 +1,20 @@
 #include "engine/candidates.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
 namespace ds4::engine {
 namespace {
 
-// First prefix length tried for top_p; it doubles until the cumulative sum reaches top_p.
+// Smallest prefix ordered for top_p; it doubles until the cumulative sum reaches top_p.
 constexpr size_t kFirstTopPChunk = 256;
+// Groups of p by their top 16 bits (sign, exponent, 4 mantissa bits): p <= 1 has top bits <= 0x3FF0.
+constexpr size_t kPGroups = 0x3FF1;
+// The groups' sums round differently from the law's sequential sum; this margin (far above the
+// rounding error of any vocabulary's sum) keeps the estimate from falling short because of it.
+constexpr double kEstimateMargin = 1e-9;
 
 }  // namespace
 
@@ -44,15 +50,37 @@ size_t CandidateSelector::limit_from_top_k_and_min_p(const SamplingParams& param
   return limit;
 }
 
+size_t CandidateSelector::top_p_prefix_estimate(double top_p) {
+  // One pass sizes the first sort for a flat distribution, which would otherwise take many doubling
+  // rounds. Only a size: the exact sequential scan below decides the prefix.
+  group_count_.assign(kPGroups, 0);
+  group_sum_.assign(kPGroups, 0.0);
+  for (double v : p_) {
+    const auto g = static_cast<size_t>(std::bit_cast<uint64_t>(v) >> 48);
+    ++group_count_[g];
+    group_sum_[g] += v;
+  }
+  size_t n = 0;
+  double sum = 0.0;
+  for (size_t g = kPGroups; g-- > 0;) {
+    n += group_count_[g];
+    sum += group_sum_[g];
+    if (sum >= top_p + kEstimateMargin) break;
+  }
+  return n;
+}
+
 size_t CandidateSelector::keep_from_top_p(double top_p, size_t limit) {
   // Shortest prefix whose sequential cumulative sum (in the law's order, on full-vocabulary p) is
   // >= top_p; if the sum never gets there (rounding, or top_p > 1 is handled by the caller), all of it.
   // Past `limit` the answer no longer matters, so the order is only extended that far.
   double cum = 0.0;
   size_t i = 0;
+  if (limit > kFirstTopPChunk) order_.extend_to(std::min(limit, top_p_prefix_estimate(top_p)));
   while (i < limit) {
     order_.extend_to(std::min(limit, std::max(kFirstTopPChunk, 2 * order_.sorted())));
-    for (; i < order_.sorted(); ++i) {
+    // extend_to may order more than asked (all of it, by radix); the scan still stops at `limit`.
+    for (const size_t end = std::min(limit, order_.sorted()); i < end; ++i) {
       cum += p_[order_[i]];
       if (cum >= top_p) return i + 1;
     }

@@ -27,8 +27,11 @@ class CandidateSelector {
   void softmax(std::span<const double> z, double temperature);
   size_t limit_from_top_k_and_min_p(const SamplingParams& params) const;
   size_t keep_from_top_p(double top_p, size_t limit);
+  size_t top_p_prefix_estimate(double top_p);
 
   std::vector<double> p_;
+  std::vector<uint32_t> group_count_;  // scratch of top_p_prefix_estimate
+  std::vector<double> group_sum_;
   CandidateOrder order_;
   size_t kept_ = 0;
   bool overflow_ = false;
