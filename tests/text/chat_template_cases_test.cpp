@@ -3,6 +3,8 @@
 // byte the same, or fail with Jinja2's error message.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -91,9 +93,29 @@ TEST_P(ChatTemplateModel, MatchesJinja2) {
 
 INSTANTIATE_TEST_SUITE_P(ChatTemplate, ChatTemplateModel, testing::ValuesIn(load_cases("model")), test_name);
 
+// Small model directories: which template file wins, named templates, and the special tokens.
+class ChatTemplateModelDir : public testing::TestWithParam<json> {};
+
+TEST_P(ChatTemplateModelDir, MatchesJinja2) {
+  const json& c = GetParam();
+  char dir_template[] = "/tmp/ds4_chat_template_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::filesystem::path dir(dir_template);
+  for (const auto& [name, content] : c["files"].items()) {
+    std::ofstream f(dir / name, std::ios::binary);
+    f << (content.is_string() ? content.get<std::string>() : content.dump());
+  }
+  auto tmpl = ds4::text::ModelChatTemplate::load(dir.string());
+  expect_render(c, [&] { return tmpl.render(c["request"]); });
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(ChatTemplate, ChatTemplateModelDir, testing::ValuesIn(load_cases("model_dir")), test_name);
+
 TEST(ChatTemplateFixture, HasCasesOfEveryKind) {
   EXPECT_GT(load_cases("feature").size(), 100u);
   EXPECT_GT(load_cases("model").size(), 40u);
+  EXPECT_GE(load_cases("model_dir").size(), 5u);
 }
 
 }  // namespace

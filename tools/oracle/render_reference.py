@@ -12,6 +12,7 @@ Each line is one case:
   {"name", "kind": "feature", "template", "context", "error", "python_error"} Jinja2 refused it; "error" is a
                                                                              substring of its message
   {"name", "kind": "model", "model", "template_sha256", "request", "expected" | "error", ...}
+  {"name", "kind": "model_dir", "files", "request", "expected"}              a small model directory
 For model cases the context is what apply_chat_template passes: the tokenizer's special tokens, tools=None,
 documents=None, add_generation_prompt=False, then the request's keys.
 """
@@ -25,8 +26,8 @@ import sys
 import jinja2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from template_cases import ERROR_CASES, FEATURE_CASES, MODEL_CASES, MODEL_ERRORS  # noqa: E402
-from template_env import chat_context, make_environment, special_tokens_map  # noqa: E402
+from template_cases import DIR_CASES, ERROR_CASES, FEATURE_CASES, MODEL_CASES, MODEL_ERRORS  # noqa: E402
+from template_env import chat_context, make_environment, model_dir_template, special_tokens_map  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "templates", "cases.jsonl")
@@ -96,6 +97,14 @@ def main():
                     sys.exit(f"model case {model}/{name} failed in Jinja2: {err}")
                 case["expected"] = out
             add(case)
+
+    for name, files, request in DIR_CASES:
+        config = files["tokenizer_config.json"]
+        context = chat_context(special_tokens_map(config), request)
+        out, err = render_error(env, model_dir_template(files, request), context)
+        if err is not None:
+            sys.exit(f"model dir case {name} failed in Jinja2: {err}")
+        add({"name": f"dir/{name}", "kind": "model_dir", "files": files, "request": request, "expected": out})
 
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8", newline="\n") as f:

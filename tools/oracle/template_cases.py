@@ -3,6 +3,8 @@
 FEATURE_CASES: small templates, one Jinja feature each, as (name, template, context).
 ERROR_CASES: templates Jinja2 refuses, as (name, template, context, substring of the error message).
 MODEL_CASES: conversations for the real Qwen3 and DeepSeek-V3 templates, as (name, models, request).
+DIR_CASES: small model directories ({file name: content}) for how templates and special tokens are loaded,
+as (name, files, request).
 """
 
 D = {"a": 1, "b": "two", "items": [1, 2], "nested": {"x": {"y": "deep"}}}
@@ -282,3 +284,39 @@ MODEL_ERRORS = {
     "qwen3_tool_call_content_none_error": "argument of type 'NoneType' is not iterable",
     "deepseek_tool_call_dict_arguments_error": 'can only concatenate str (not "dict") to str',
 }
+
+# ---- model directories: where the template and the special tokens come from ----
+
+SHOW_TOKENS = ("{{ bos_token }}|{{ eos_token }}|{{ pad_token }}|{{ unk_token is defined }}|{{ sep_token is defined }}|"
+               "{{ image_token }}|{{ additional_special_tokens is defined }}|{{ add_generation_prompt }}|"
+               "{{ tools }}|{{ documents }}|{{ messages|length }}")
+
+
+def tokenizer_config(**entries):
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": None, "eos_token": None, "unk_token": None,
+              "pad_token": None}
+    config.update(entries)
+    return config
+
+
+ADDED = {"__type": "AddedToken", "content": "<bos>", "lstrip": False, "normalized": True, "rstrip": False, "single_word": False}
+
+DIR_CASES = [
+    ("special_tokens_strings_and_added_tokens", {"tokenizer_config.json": tokenizer_config(
+        bos_token=ADDED, eos_token="</s>", pad_token={"__type": "AddedToken", "content": "<pad>", "lstrip": False, "normalized": False, "rstrip": False, "single_word": False},
+        image_token="<img>", add_bos_token=True, additional_special_tokens=["<x>"], chat_template=SHOW_TOKENS)},
+     {"messages": [{"role": "user", "content": "hi"}]}),
+    ("request_overrides_special_token", {"tokenizer_config.json": tokenizer_config(bos_token="<s>", chat_template=SHOW_TOKENS)},
+     {"messages": [], "bos_token": "[override]", "add_generation_prompt": True}),
+    ("chat_template_jinja_file_wins", {"tokenizer_config.json": tokenizer_config(eos_token="</s>", chat_template="from config"),
+                                       "chat_template.jinja": "from file {{ eos_token }}\n"},
+     {"messages": []}),
+    ("named_templates_default", {"tokenizer_config.json": tokenizer_config(chat_template=[
+        {"name": "default", "template": "default {{ messages[0].content }}"},
+        {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
+     {"messages": [{"role": "user", "content": "x"}]}),
+    ("named_templates_tool_use", {"tokenizer_config.json": tokenizer_config(chat_template=[
+        {"name": "default", "template": "default {{ messages[0].content }}"},
+        {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
+     {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}),
+]

@@ -97,3 +97,18 @@ def chat_context(special_tokens, request):
     context.update({"tools": None, "documents": None, "add_generation_prompt": False})
     context.update(request)
     return context
+
+
+def model_dir_template(files, request):
+    """The template transformers picks for a model directory given as {file name: content}:
+    chat_template.jinja if present, else tokenizer_config.json's "chat_template", which may be a list of
+    {name, template} where "tool_use" is taken when tools are given and "default" otherwise."""
+    if "chat_template.jinja" in files:
+        return files["chat_template.jinja"]
+    template = files["tokenizer_config.json"]["chat_template"]
+    if isinstance(template, str):
+        return template
+    named = {t["name"]: t["template"] for t in template}
+    if request.get("tools") is not None and "tool_use" in named:
+        return named["tool_use"]
+    return named["default"]

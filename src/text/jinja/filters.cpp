@@ -261,6 +261,10 @@ Value f_escape(Interpreter&, const Value& v, CallArgs& args) {
 
 Value f_first(Interpreter&, const Value& v, CallArgs& args) {
   expect_no_args("first", args);
+  if (auto* g = v.object_as<Generator>()) {
+    if (auto item = g->next()) return *item;
+    return Value::undefined("No first item, sequence was empty.");
+  }
   auto items = iterate(v);
   if (items.empty()) return Value::undefined("No first item, sequence was empty.");
   return items.front();

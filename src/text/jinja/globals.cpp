@@ -112,12 +112,12 @@ Value g_strftime_now(Interpreter&, CallArgs& args) {
 }
 
 // jinja2.utils.Cycler
-class Cycler : public Object {
+class Cycler : public Object, public std::enable_shared_from_this<Cycler> {
  public:
   explicit Cycler(std::vector<Value> items) : items_(std::move(items)) {}
   std::string type_name() const override { return "Cycler"; }
   std::optional<Value> get_attr(const std::string& name) const override {
-    auto self = this;
+    auto self = std::const_pointer_cast<Cycler>(shared_from_this());
     if (name == "current") return items_[pos_];
     if (name == "next")
       return make_builtin("next", [self](Interpreter&, CallArgs&) {
@@ -167,6 +167,15 @@ Value g_joiner(Interpreter&, CallArgs& args) {
   return Value::object(std::make_shared<Joiner>(a.has(0) ? py_str(a.get(0)) : ", "));
 }
 
+// `self` (the template reference) exists in Jinja2; blocks, its only use, are not supported here.
+class TemplateReference : public Object {
+ public:
+  std::string type_name() const override { return "TemplateReference"; }
+  std::string repr() const override { return "<TemplateReference None>"; }
+};
+
+Value g_lipsum(Interpreter&, CallArgs&) { fail("lipsum() is not supported (its output is random)"); }
+
 }  // namespace
 
 DictData make_globals() {
@@ -176,6 +185,8 @@ DictData make_globals() {
   g.set(Value("namespace"), make_builtin("namespace", g_namespace));
   g.set(Value("cycler"), make_builtin("cycler", g_cycler));
   g.set(Value("joiner"), make_builtin("joiner", g_joiner));
+  g.set(Value("lipsum"), make_builtin("lipsum", g_lipsum));
+  g.set(Value("self"), Value::object(std::make_shared<TemplateReference>()));
   g.set(Value("raise_exception"), make_builtin("raise_exception", g_raise_exception));
   g.set(Value("strftime_now"), make_builtin("strftime_now", g_strftime_now));
   return g;

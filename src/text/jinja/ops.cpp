@@ -221,9 +221,9 @@ bool contains(const Value& container, const Value& item) {
       return container.as_dict().find(item) != nullptr;
     case Value::Kind::Undefined: return false;
     case Value::Kind::Object:
-      if (container.object_as<Generator>()) {
-        for (const auto& v : iterate(container))
-          if (py_equal(v, item)) return true;
+      if (auto* g = container.object_as<Generator>()) {
+        while (auto v = g->next())  // consumes up to the match, like Python's `in` on an iterator
+          if (py_equal(*v, item)) return true;
         return false;
       }
       break;

@@ -257,6 +257,10 @@ class Parser {
         fail("non-default argument follows default argument");
     }
     expect_op(")");
+    auto caller = std::find(params.names.begin(), params.names.end(), "caller");
+    if (caller != params.names.end() &&
+        static_cast<size_t>(caller - params.names.begin()) < params.names.size() - params.defaults.size())
+      fail("When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default.");
   }
 
   Body parse_macro_body(MacroStmt& m, const EndTokens& end) {

@@ -118,14 +118,21 @@ class Generator : public Object {
   explicit Generator(std::vector<Value> items) : items_(std::move(items)) {}
   std::string type_name() const override { return "generator"; }
   std::string repr() const override { return "<generator object>"; }
+  // The items not yet consumed; consumes them all.
   std::vector<Value> take() {
-    std::vector<Value> out;
-    out.swap(items_);
+    std::vector<Value> out(items_.begin() + static_cast<std::ptrdiff_t>(pos_), items_.end());
+    pos_ = items_.size();
     return out;
+  }
+  // Python's next(): the next item, consuming only it.
+  std::optional<Value> next() {
+    if (pos_ >= items_.size()) return std::nullopt;
+    return items_[pos_++];
   }
 
  private:
   std::vector<Value> items_;
+  size_t pos_ = 0;
 };
 
 // A function implemented in C++ (globals, bound methods of str/dict/list, loop.cycle, ...).
