@@ -29,8 +29,8 @@ class Scope {
 };
 
 struct RenderLimits {
-  int max_call_depth = 200;                   // nested macro calls and recursive loops
-  int64_t max_loop_iterations = 10'000'000;   // all loop iterations of one render
+  int max_call_depth = 100;                   // nested macro calls and recursive loops
+  int64_t max_loop_iterations = 2'000'000;    // all loop iterations of one render
 };
 
 class Interpreter {

@@ -68,20 +68,25 @@ class Lexer {
                     std::to_string(col) + ")");
   }
 
-  std::pair<int, int> position(size_t pos) const {
+  int line_of(size_t pos) const {
     auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos);
-    size_t line = static_cast<size_t>(it - line_starts_.begin());
-    size_t col = pystr::length(std::string_view(src_).substr(line_starts_[line - 1], pos - line_starts_[line - 1]));
-    return {static_cast<int>(line), static_cast<int>(col) + 1};
+    return static_cast<int>(it - line_starts_.begin());
+  }
+
+  // Line and column (in characters) for error messages only: counting characters per token would make
+  // lexing a long line quadratic.
+  std::pair<int, int> position(size_t pos) const {
+    int line = line_of(pos);
+    size_t start = line_starts_[static_cast<size_t>(line) - 1];
+    size_t col = pystr::length(std::string_view(src_).substr(start, pos - start));
+    return {line, static_cast<int>(col) + 1};
   }
 
   Token& push(TokenType type, std::string value, size_t pos) {
     Token t;
     t.type = type;
     t.value = std::move(value);
-    auto [line, col] = position(pos);
-    t.line = line;
-    t.column = col;
+    t.line = line_of(pos);
     tokens_.push_back(std::move(t));
     return tokens_.back();
   }

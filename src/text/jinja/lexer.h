@@ -28,7 +28,6 @@ struct Token {
   int64_t int_value = 0;
   double float_value = 0;
   int line = 1;
-  int column = 1;
 
   bool is_op(const char* op) const { return type == TokenType::Operator && value == op; }
   bool is_name(const char* name) const { return type == TokenType::Name && value == name; }

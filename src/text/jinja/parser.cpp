@@ -11,9 +11,10 @@ namespace ds4::text::jinja {
 
 namespace {
 
-// Templates nest expressions and blocks only a few levels deep; the limit turns hostile input into an
-// error instead of a stack overflow.
-constexpr int kMaxNesting = 200;
+// Templates nest expressions and blocks only a few levels deep; the limit on the depth of the tree (which
+// the parser, the checks and the interpreter all recurse over) turns hostile input into an error instead of
+// a stack overflow. Left-associative chains (a.b.c, x|f|g, 1 + 2 + 3) count one level per link.
+constexpr int kMaxNesting = 500;
 
 using EndTokens = std::vector<std::string>;  // tag names that end the current body
 
@@ -77,6 +78,18 @@ class Parser {
     return next();
   }
   const Token& expect_block_end() { return expect(TokenType::BlockEnd, "end of statement block"); }
+
+  // One more link of a left-associative chain; the levels are given back when the chain is complete.
+  struct ChainGuard {
+    Parser& p;
+    int links = 0;
+    explicit ChainGuard(Parser& parser) : p(parser) {}
+    void deepen() {
+      ++links;
+      if (++p.depth_ > kMaxNesting) p.fail("template nesting is too deep");
+    }
+    ~ChainGuard() { p.depth_ -= links; }
+  };
 
   struct DepthGuard {
     Parser& p;
@@ -417,7 +430,9 @@ class Parser {
     DepthGuard guard(*this);
     int line = cur().line;
     ExprPtr expr1 = parse_or();
+    ChainGuard chain(*this);
     while (skip_name("if")) {
+      chain.deepen();
       auto c = std::make_unique<CondExpr>(line);
       c->test = parse_or();
       if (skip_name("else")) c->otherwise = parse_condexpr();
@@ -431,14 +446,22 @@ class Parser {
   ExprPtr parse_or() {
     int line = cur().line;
     ExprPtr left = parse_and();
-    while (skip_name("or")) left = std::make_unique<BinaryExpr>(BinaryOp::Or, std::move(left), parse_and(), line);
+    ChainGuard chain(*this);
+    while (skip_name("or")) {
+      chain.deepen();
+      left = std::make_unique<BinaryExpr>(BinaryOp::Or, std::move(left), parse_and(), line);
+    }
     return left;
   }
 
   ExprPtr parse_and() {
     int line = cur().line;
     ExprPtr left = parse_not();
-    while (skip_name("and")) left = std::make_unique<BinaryExpr>(BinaryOp::And, std::move(left), parse_not(), line);
+    ChainGuard chain(*this);
+    while (skip_name("and")) {
+      chain.deepen();
+      left = std::make_unique<BinaryExpr>(BinaryOp::And, std::move(left), parse_not(), line);
+    }
     return left;
   }
 
@@ -487,7 +510,9 @@ class Parser {
   ExprPtr parse_math1() {
     int line = cur().line;
     ExprPtr left = parse_concat();
+    ChainGuard chain(*this);
     while (at_op("+") || at_op("-")) {
+      chain.deepen();
       BinaryOp op = next().value == "+" ? BinaryOp::Add : BinaryOp::Sub;
       left = std::make_unique<BinaryExpr>(op, std::move(left), parse_concat(), line);
     }
@@ -507,7 +532,9 @@ class Parser {
   ExprPtr parse_math2() {
     int line = cur().line;
     ExprPtr left = parse_pow();
+    ChainGuard chain(*this);
     while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
+      chain.deepen();
       std::string v = next().value;
       BinaryOp op = v == "*" ? BinaryOp::Mul : v == "/" ? BinaryOp::Div : v == "//" ? BinaryOp::FloorDiv : BinaryOp::Mod;
       left = std::make_unique<BinaryExpr>(op, std::move(left), parse_pow(), line);
@@ -518,7 +545,11 @@ class Parser {
   ExprPtr parse_pow() {
     int line = cur().line;
     ExprPtr left = parse_unary(true);
-    while (skip_op("**")) left = std::make_unique<BinaryExpr>(BinaryOp::Pow, std::move(left), parse_unary(true), line);
+    ChainGuard chain(*this);
+    while (skip_op("**")) {
+      chain.deepen();
+      left = std::make_unique<BinaryExpr>(BinaryOp::Pow, std::move(left), parse_unary(true), line);
+    }
     return left;
   }
 
@@ -627,27 +658,27 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
-    while (true) {
-      if (at_op(".") || at_op("["))
-        node = parse_subscript(std::move(node));
-      else if (at_op("("))
+    ChainGuard chain(*this);
+    while (at_op(".") || at_op("[") || at_op("(")) {
+      chain.deepen();
+      if (at_op("("))
         node = parse_call(std::move(node));
       else
-        break;
+        node = parse_subscript(std::move(node));
     }
     return node;
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
-    while (true) {
+    ChainGuard chain(*this);
+    while (at_op("|") || at_name("is") || at_op("(")) {
+      chain.deepen();
       if (at_op("|"))
         node = parse_filter(std::move(node), false);
       else if (at_name("is"))
         node = parse_test(std::move(node));
-      else if (at_op("("))
-        node = parse_call(std::move(node));
       else
-        break;
+        node = parse_call(std::move(node));
     }
     return node;
   }
@@ -745,7 +776,9 @@ class Parser {
   }
 
   ExprPtr parse_filter(ExprPtr node, bool start_inline) {
+    ChainGuard chain(*this);
     while (at_op("|") || start_inline) {
+      chain.deepen();
       if (!start_inline) next();
       int line = cur().line;
       auto f = std::make_unique<FilterExpr>(std::move(node), parse_dotted_name(), line);
