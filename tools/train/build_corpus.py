@@ -56,6 +56,30 @@ SOURCES = {
                     "same licence as this repository"),
 }
 
+# Licence texts whose conditions ask that the notice travel with copies and derived works: copied
+# verbatim from the packages' copyright files into manifest.json, and from there into models/README.md.
+NOTICE_FILES = {
+    "wordnet": "/usr/share/doc/wordnet-base/copyright",
+    "fortunes": "/usr/share/doc/fortunes/copyright",
+    "austen": "/usr/share/doc/r-cran-janeaustenr/copyright",
+}
+
+
+def notice_text(source, path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    if source == "wordnet":  # the licence paragraph of the upstream files, without Debian's packaging part
+        m = re.search(r"License: WordNet3\.0\n(.*?)\n\nFiles: debian", text, flags=re.S)
+        text = "\n".join(ln[1:] if ln.startswith(" ") else ln for ln in m.group(1).split("\n")).replace("\n.\n", "\n\n")
+    elif source == "fortunes":
+        m = re.search(r"This program falls under the BSD copyright:\n(.*?)(?:\n-{20,}|\Z)", text, flags=re.S)
+        text = m.group(1)
+    elif source == "austen":
+        body = text[text.rindex("License: MIT"):].split("\n", 1)[1]
+        text = "Copyright: 2016-2017 Julia Silge\n" + "\n".join(ln[1:] if ln.startswith(" ") else ln for ln in body.split("\n")).replace("\n.\n", "\n\n")
+    return text.strip() + "\n"
+
+
 SYSTEM_PROMPTS = [
     "You are a helpful assistant.",
     "You are a helpful assistant.",
@@ -631,6 +655,7 @@ def main():
                   "to render with the chat template)",
         "seed": SEED,
         "sources": {k: {"packages": v[0], "content": v[1], "licence": v[2]} for k, v in SOURCES.items()},
+        "notices": {k: notice_text(k, p) for k, p in sorted(NOTICE_FILES.items())},
         "record_sources": {k: k[:-3] if k.endswith("_qa") else k for k in sorted(stats)},
         "stats": stats,
         "total_chars": sum(s["chars"] for s in stats.values()),
