@@ -623,7 +623,7 @@ embedding and PLE lookup tables.
   main model's detached next-token distribution, half each). The QSA indexer's projections stay at their
   random initialisation: the selected-token mask passes no gradient.
 - Reproduce: `tools/train/build_corpus.sh` on the development machine, then `tools/train/run.sh` on the GPU
-  machine with `.gpu` carried (see `tools/train/README.md`).
+  machine with `.gpu/corpus` carried (see `tools/train/README.md`).
 
 ### Results (held-out text, exported BF16 weights)
 | | |
