@@ -1,9 +1,11 @@
 #include "models/qwen_hybrid/model.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "backend/cpu/linear.h"
 #include "core/error.h"
+#include "io/json_file.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 #include "models/qwen_hybrid/hyper_connection.h"
 #include "models/qwen_hybrid/moe.h"
@@ -115,6 +117,19 @@ void QwenHybridModel::forward(SequenceState& state, std::span<const int32_t> tok
 std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& j, const LogFn& log) {
   const std::string cfg_path = dir + "/config.json";
   Config c = parse_config(j, cfg_path);
+  // generation_config.json may list more end-of-sequence ids (e.g. <|im_end|> for chat); the config's own
+  // first id stays first, since PLE uses it as the n-gram segment separator.
+  const std::string gen_path = dir + "/generation_config.json";
+  if (std::filesystem::exists(gen_path)) {
+    const nlohmann::json g = read_json_file(gen_path);
+    std::vector<int64_t> ids;
+    if (g.contains("eos_token_id") && g["eos_token_id"].is_number_integer()) ids.push_back(g["eos_token_id"].get<int64_t>());
+    if (g.contains("eos_token_id") && g["eos_token_id"].is_array())
+      for (auto& x : g["eos_token_id"])
+        if (x.is_number_integer()) ids.push_back(x.get<int64_t>());
+    for (auto id : ids)
+      if (std::find(c.eos_ids.begin(), c.eos_ids.end(), id) == c.eos_ids.end()) c.eos_ids.push_back(id);
+  }
   TensorStore store = TensorStore::open_dir(dir);
   Weights w = load_weights(c, store);
   size_t mtp = 0, vision = 0;
