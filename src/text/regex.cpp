@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "text/unicode_additions.h"
 #include "text/utf8.h"
 
 namespace ds4::text {
@@ -17,10 +18,16 @@ namespace {
 constexpr std::string_view kWhiteSpace =
     "\\x{9}-\\x{D}\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}"
     "\\x{3000}";
-// Oniguruma's Unicode \w is Letter, Mark, Decimal_Number and Connector_Punctuation; PCRE2's is L, N, '_'.
-constexpr std::string_view kWord = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
 // In Ruby syntax \h is a hexadecimal digit (PCRE2: horizontal space).
 constexpr std::string_view kHex = "0-9a-fA-F";
+
+// Oniguruma's Unicode \w: Letter, Mark, Decimal_Number, Connector_Punctuation and a few letter-like
+// numbers and symbols (PCRE2's is L, N and '_'). The part PCRE2 knows, and what Oniguruma adds to it.
+constexpr std::string_view kWord = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+std::string word_additions() {
+  return std::string(class_additions("L")) + std::string(class_additions("M")) + std::string(class_additions("Nd")) +
+         std::string(word_extras());
+}
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
@@ -57,74 +64,103 @@ std::string pcre2_message(int code) {
 }  // namespace
 
 std::string Regex::translate(std::string_view p) {
+  // Oniguruma's classes are PCRE2's plus code points of newer Unicode versions. Listing those inside the
+  // class would make PCRE2 test every listed range for every character (a 4x slowdown), so a class that
+  // needs them becomes (?:[class]|[additions]), and a negated one (?![additions])[^class].
   std::string out;
   out.reserve(p.size() + 64);
-  bool in_class = false;
+  bool in_class = false, negated_class = false;
+  std::string cls, adds;  // the class being read, and the code points to widen it with
+  auto emit = [&](std::string_view members, std::string_view more, bool negate) {
+    if (in_class) {
+      cls += members;
+      adds += more;
+    } else if (more.empty()) {
+      out += negate ? "[^" : "[";
+      out += members;
+      out += ']';
+    } else if (negate) {
+      out += "(?![";
+      out += more;
+      out += "])[^";
+      out += members;
+      out += ']';
+    } else {
+      out += "(?:[";
+      out += members;
+      out += "]|[";
+      out += more;
+      out += "])";
+    }
+  };
+  auto put = [&](std::string_view text) { (in_class ? cls : out) += text; };
   size_t i = 0;
   while (i < p.size()) {
     char c = p[i];
     if (c == '\\' && i + 1 < p.size()) {
       char d = p[i + 1];
-      auto set = [&](std::string_view members, bool negate) {
-        if (in_class) {
-          out += members;
-        } else {
-          out += negate ? "[^" : "[";
-          out += members;
-          out += ']';
-        }
+      if (d == 's' || (d == 'S' && !in_class)) {
+        emit(kWhiteSpace, {}, d == 'S');
         i += 2;
-      };
-      if (d == 's') {
-        set(kWhiteSpace, false);
-      } else if (d == 'S' && !in_class) {
-        set(kWhiteSpace, true);
-      } else if (d == 'w') {
-        set(kWord, false);
-      } else if (d == 'W' && !in_class) {
-        set(kWord, true);
-      } else if (d == 'h') {
-        set(kHex, false);
+      } else if (d == 'w' || (d == 'W' && !in_class)) {
+        emit(kWord, word_additions(), d == 'W');
+        i += 2;
+      } else if (d == 'd' || (d == 'D' && !in_class)) {
+        emit("\\p{Nd}", class_additions("Nd"), d == 'D');
+        i += 2;
+      } else if (d == 'h' || (d == 'H' && !in_class)) {
+        emit(kHex, {}, d == 'H');
+        i += 2;
       } else if (d == 'H') {
-        if (in_class) {
-          out += "\\x{0}-\\x{2F}\\x{3A}-\\x{40}\\x{47}-\\x{60}\\x{67}-\\x{10FFFF}";
-          i += 2;
-        } else {
-          set(kHex, true);
-        }
+        put("\\x{0}-\\x{2F}\\x{3A}-\\x{40}\\x{47}-\\x{60}\\x{67}-\\x{10FFFF}");
+        i += 2;
       } else if (d == 'u' && i + 5 < p.size() && is_hex(p[i + 2]) && is_hex(p[i + 3]) && is_hex(p[i + 4]) &&
                  is_hex(p[i + 5])) {
-        out += "\\x{";
-        out += p.substr(i + 2, 4);
-        out += '}';
+        put("\\x{");
+        put(p.substr(i + 2, 4));
+        put("}");
         i += 6;
-      } else if ((d == 'p' || d == 'P') && i + 3 < p.size() && p[i + 2] == '{' && p[i + 3] == '^') {
-        out += d == 'p' ? "\\P{" : "\\p{";  // onig's \p{^X} is the complement
-        i += 4;
+      } else if ((d == 'p' || d == 'P') && i + 2 < p.size() && p[i + 2] == '{' && p.find('}', i + 3) != p.npos) {
+        size_t close = p.find('}', i + 3);
+        std::string_view name = p.substr(i + 3, close - i - 3);
+        bool negate = d == 'P';
+        if (!name.empty() && name[0] == '^') {  // onig's \p{^X} is the complement
+          negate = !negate;
+          name.remove_prefix(1);
+        }
+        i = close + 1;
+        std::string table = std::string("\\p{") + std::string(name) + "}";
+        if (negate && in_class) {
+          put("\\P{" + std::string(name) + "}");  // a complement inside a class cannot be widened: PCRE2's
+        } else {
+          emit(table, class_additions(name), negate);
+        }
       } else {
         // Any other escape means the same to both engines; copy it with the whole character it escapes.
         size_t n = 1 + utf8::seq_len(static_cast<unsigned char>(d));
-        out += p.substr(i, n);
+        put(p.substr(i, n));
         i += n;
       }
     } else if (c == '[' && !in_class) {
       in_class = true;
-      out += '[';
+      cls.clear();
+      adds.clear();
       ++i;
-      if (i < p.size() && p[i] == '^') out += p[i++];
-      if (i < p.size() && p[i] == ']') out += p[i++];  // a leading ']' is a literal
+      negated_class = i < p.size() && p[i] == '^';
+      if (negated_class) ++i;
+      if (i < p.size() && p[i] == ']') cls += p[i++];  // a leading ']' is a literal
     } else if (c == '[' && in_class) {
       if (i + 1 < p.size() && p[i + 1] == ':') {  // POSIX bracket such as [:alpha:]
         size_t end = p.find(":]", i + 2);
         if (end == std::string_view::npos) throw std::invalid_argument("unterminated POSIX bracket");
-        out += p.substr(i, end + 2 - i);
+        cls += p.substr(i, end + 2 - i);
         i = end + 2;
       } else {
         throw std::invalid_argument("nested character classes (Oniguruma set operations) are not supported");
       }
     } else if (c == ']' && in_class) {
       in_class = false;
-      out += ']';
+      emit(cls, adds, negated_class);
       ++i;
     } else if (c == '(' && !in_class && i + 2 < p.size() && p[i + 1] == '?' &&
                (p[i + 2] == 'i' || p[i + 2] == 'm' || p[i + 2] == 'x' || p[i + 2] == '-')) {
@@ -136,10 +172,11 @@ std::string Regex::translate(std::string_view p) {
         ++i;
       }
     } else {
-      out += c;
+      put(p.substr(i, 1));
       ++i;
     }
   }
+  if (in_class) out += "[" + std::string(negated_class ? "^" : "") + cls;  // unterminated: let PCRE2 report it
   return out;
 }
 
