@@ -3,7 +3,9 @@
 
 #include <pcre2.h>
 
+#include <algorithm>
 #include <cctype>
+#include <span>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -22,11 +24,80 @@ constexpr std::string_view kWhiteSpace =
 constexpr std::string_view kHex = "0-9a-fA-F";
 
 // Oniguruma's Unicode \w: Letter, Mark, Decimal_Number, Connector_Punctuation and a few letter-like
-// numbers and symbols (PCRE2's is L, N and '_'). The part PCRE2 knows, and what Oniguruma adds to it.
-constexpr std::string_view kWord = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
-std::string word_additions() {
-  return std::string(class_additions("L")) + std::string(class_additions("M")) + std::string(class_additions("Nd")) +
-         std::string(word_extras());
+// numbers and symbols (PCRE2's is L, N and '_').
+std::string word_members() { return "\\p{L}\\p{M}\\p{Nd}\\p{Pc}" + std::string(word_extras()); }
+
+// PCRE2 knows Unicode 14.0, Oniguruma 16.0. A subject holding characters assigned since is matched
+// through a copy in which each such character is replaced by a stand-in: an old character of the same
+// class (so every \p{L}, \p{N}, \p{M}, \p{P}, \p{S}, \p{Nd}, \s and \w test answers as Oniguruma's
+// would) and the same UTF-8 length (so match offsets are unchanged). The stand-ins are obscure enough
+// not to appear as literals in tokenizer patterns.
+class StandIns {
+ public:
+  StandIns() {
+    bmp_.assign(0x10000, false);
+    for (const auto& r : new_char_ranges())
+      for (char32_t c = r.first; c <= r.last && c < 0x10000; ++c) bmp_[c] = true;
+    astral_ = new_char_ranges();
+  }
+  // Whether `s` holds a character newer than PCRE2's tables.
+  bool needed(std::string_view s) const {
+    for (size_t i = 0; i < s.size();) {
+      auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0xE0) {  // below U+0800: nothing new there
+        i += b < 0x80 ? 1 : 2;
+        continue;
+      }
+      if (find(utf8::next(s, i))) return true;
+    }
+    return false;
+  }
+  // Copies `s` into `out` with the stand-ins in place.
+  void substitute(std::string_view s, std::string& out) const {
+    out.assign(s);
+    for (size_t i = 0; i < s.size();) {
+      size_t start = i;
+      auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0xE0) {
+        i += b < 0x80 ? 1 : 2;
+        continue;
+      }
+      if (const NewCharRange* r = find(utf8::next(s, i))) {
+        std::string stand_in;
+        utf8::append(stand_in, stand_in_for(r->cls, i - start));
+        out.replace(start, stand_in.size(), stand_in);
+      }
+    }
+  }
+
+ private:
+  const NewCharRange* find(char32_t c) const {
+    if (c < 0x10000 && !bmp_[c]) return nullptr;
+    auto it = std::upper_bound(astral_.begin(), astral_.end(), c,
+                               [](char32_t v, const NewCharRange& r) { return v < r.first; });
+    if (it == astral_.begin()) return nullptr;
+    --it;
+    return c <= it->last ? &*it : nullptr;
+  }
+  static char32_t stand_in_for(NewCharClass cls, size_t utf8_len) {
+    bool three = utf8_len == 3;
+    switch (cls) {
+      case NewCharClass::Letter: return three ? 0xA840 : 0x10000;         // PHAGS-PA LETTER KA / LINEAR B SYLLABLE B008 A
+      case NewCharClass::Mark: return three ? 0x1AB0 : 0x101FD;           // COMBINING DOUBLED CIRCUMFLEX / PHAISTOS DISC OBLIQUE STROKE
+      case NewCharClass::DecimalNumber: return three ? 0xA8D0 : 0x104A0;  // SAURASHTRA / OSMANYA DIGIT ZERO
+      case NewCharClass::OtherNumber: return three ? 0xA830 : 0x10107;    // NORTH INDIC FRACTION 1/4 / AEGEAN NUMBER ONE
+      case NewCharClass::Punctuation: return three ? 0xA874 : 0x10100;    // PHAGS-PA SINGLE HEAD MARK / AEGEAN WORD SEPARATOR LINE
+      case NewCharClass::Symbol: return three ? 0xA828 : 0x1D000;         // SYLOTI NAGRI POETRY MARK-1 / BYZANTINE PSILI
+    }
+    return 0xA840;
+  }
+  std::vector<bool> bmp_;
+  std::span<const NewCharRange> astral_;
+};
+
+const StandIns& stand_ins() {
+  static const StandIns s;
+  return s;
 }
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -34,6 +105,7 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
 // Per-thread matching state: PCRE2 match data and a JIT stack large enough for long inputs. One per
 // thread, shared by all patterns (a thread runs one match at a time).
 struct MatchScratch {
+  std::string shadow;  // the subject with stand-ins for characters newer than PCRE2's tables
   pcre2_match_data* data;
   pcre2_match_context* context;
   pcre2_jit_stack* stack;
@@ -64,103 +136,72 @@ std::string pcre2_message(int code) {
 }  // namespace
 
 std::string Regex::translate(std::string_view p) {
-  // Oniguruma's classes are PCRE2's plus code points of newer Unicode versions. Listing those inside the
-  // class would make PCRE2 test every listed range for every character (a 4x slowdown), so a class that
-  // needs them becomes (?:[class]|[additions]), and a negated one (?![additions])[^class].
   std::string out;
   out.reserve(p.size() + 64);
-  bool in_class = false, negated_class = false;
-  std::string cls, adds;  // the class being read, and the code points to widen it with
-  auto emit = [&](std::string_view members, std::string_view more, bool negate) {
+  bool in_class = false;
+  size_t i = 0;
+  // Emits a set of class members: as they are inside a class, else as a class of its own.
+  auto set = [&](std::string_view members, bool negate) {
     if (in_class) {
-      cls += members;
-      adds += more;
-    } else if (more.empty()) {
+      out += members;
+    } else {
       out += negate ? "[^" : "[";
       out += members;
       out += ']';
-    } else if (negate) {
-      out += "(?![";
-      out += more;
-      out += "])[^";
-      out += members;
-      out += ']';
-    } else {
-      out += "(?:[";
-      out += members;
-      out += "]|[";
-      out += more;
-      out += "])";
     }
   };
-  auto put = [&](std::string_view text) { (in_class ? cls : out) += text; };
-  size_t i = 0;
   while (i < p.size()) {
     char c = p[i];
     if (c == '\\' && i + 1 < p.size()) {
       char d = p[i + 1];
       if (d == 's' || (d == 'S' && !in_class)) {
-        emit(kWhiteSpace, {}, d == 'S');
+        set(kWhiteSpace, d == 'S');
         i += 2;
       } else if (d == 'w' || (d == 'W' && !in_class)) {
-        emit(kWord, word_additions(), d == 'W');
+        set(word_members(), d == 'W');
         i += 2;
       } else if (d == 'd' || (d == 'D' && !in_class)) {
-        emit("\\p{Nd}", class_additions("Nd"), d == 'D');
+        set("\\p{Nd}", d == 'D');
         i += 2;
       } else if (d == 'h' || (d == 'H' && !in_class)) {
-        emit(kHex, {}, d == 'H');
+        set(kHex, d == 'H');
         i += 2;
       } else if (d == 'H') {
-        put("\\x{0}-\\x{2F}\\x{3A}-\\x{40}\\x{47}-\\x{60}\\x{67}-\\x{10FFFF}");
+        out += "\\x{0}-\\x{2F}\\x{3A}-\\x{40}\\x{47}-\\x{60}\\x{67}-\\x{10FFFF}";
         i += 2;
       } else if (d == 'u' && i + 5 < p.size() && is_hex(p[i + 2]) && is_hex(p[i + 3]) && is_hex(p[i + 4]) &&
                  is_hex(p[i + 5])) {
-        put("\\x{");
-        put(p.substr(i + 2, 4));
-        put("}");
+        out += "\\x{";
+        out += p.substr(i + 2, 4);
+        out += '}';
         i += 6;
-      } else if ((d == 'p' || d == 'P') && i + 2 < p.size() && p[i + 2] == '{' && p.find('}', i + 3) != p.npos) {
-        size_t close = p.find('}', i + 3);
-        std::string_view name = p.substr(i + 3, close - i - 3);
-        bool negate = d == 'P';
-        if (!name.empty() && name[0] == '^') {  // onig's \p{^X} is the complement
-          negate = !negate;
-          name.remove_prefix(1);
-        }
-        i = close + 1;
-        std::string table = std::string("\\p{") + std::string(name) + "}";
-        if (negate && in_class) {
-          put("\\P{" + std::string(name) + "}");  // a complement inside a class cannot be widened: PCRE2's
-        } else {
-          emit(table, class_additions(name), negate);
-        }
+      } else if ((d == 'p' || d == 'P') && i + 3 < p.size() && p[i + 2] == '{' && p[i + 3] == '^') {
+        out += d == 'p' ? "\\P{" : "\\p{";  // onig's \p{^X} is the complement
+        i += 4;
       } else {
         // Any other escape means the same to both engines; copy it with the whole character it escapes.
         size_t n = 1 + utf8::seq_len(static_cast<unsigned char>(d));
-        put(p.substr(i, n));
+        out += p.substr(i, n);
         i += n;
       }
     } else if (c == '[' && !in_class) {
       in_class = true;
-      cls.clear();
-      adds.clear();
+      out += '[';
       ++i;
-      negated_class = i < p.size() && p[i] == '^';
-      if (negated_class) ++i;
-      if (i < p.size() && p[i] == ']') cls += p[i++];  // a leading ']' is a literal
+      if (i < p.size() && p[i] == '^') out += p[i++];
+      if (i < p.size() && p[i] == ']') out += p[i++];  // a leading ']' is a literal
     } else if (c == '[' && in_class) {
       if (i + 1 < p.size() && p[i + 1] == ':') {  // POSIX bracket such as [:alpha:]
         size_t end = p.find(":]", i + 2);
         if (end == std::string_view::npos) throw std::invalid_argument("unterminated POSIX bracket");
-        cls += p.substr(i, end + 2 - i);
+        out += p.substr(i, end + 2 - i);
         i = end + 2;
       } else {
         throw std::invalid_argument("nested character classes (Oniguruma set operations) are not supported");
       }
     } else if (c == ']' && in_class) {
       in_class = false;
-      emit(cls, adds, negated_class);
+      out += ']';
       ++i;
     } else if (c == '(' && !in_class && i + 2 < p.size() && p[i + 1] == '?' &&
                (p[i + 2] == 'i' || p[i + 2] == 'm' || p[i + 2] == 'x' || p[i + 2] == '-')) {
@@ -172,11 +213,10 @@ std::string Regex::translate(std::string_view p) {
         ++i;
       }
     } else {
-      put(p.substr(i, 1));
+      out += c;
       ++i;
     }
   }
-  if (in_class) out += "[" + std::string(negated_class ? "^" : "") + cls;  // unterminated: let PCRE2 report it
   return out;
 }
 
@@ -220,12 +260,19 @@ Regex::~Regex() { pcre2_code_free(code_); }
 
 void Regex::find_all(std::string_view subject, std::vector<Match>& out) const {
   MatchScratch& s = scratch();
+  if (stand_ins().needed(subject)) {
+    stand_ins().substitute(subject, s.shadow);
+    subject = s.shadow;
+  }
   auto* subj = reinterpret_cast<PCRE2_SPTR>(subject.data());
   size_t n = subject.size();
   size_t search_from = 0;
   size_t last_match_end = std::string_view::npos;
   while (search_from <= n) {
     int rc = pcre2_match(code_, subj, n, search_from, PCRE2_NO_UTF_CHECK, s.data, s.context);
+    // A match too deep for the JIT stack is redone by the interpreter, whose frames live on the heap.
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+      rc = pcre2_match(code_, subj, n, search_from, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, s.data, s.context);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) throw Error(ErrorKind::Tokenizer, "pre-tokenizer regex failed: " + pcre2_message(rc));
     // rc == 0 only says the one-pair ovector was too small for the groups; the whole match is there.

@@ -4,37 +4,115 @@
 
 namespace ds4::text {
 
-std::string_view class_additions(std::string_view property) {
-  if (property == "L")
-    return "\\x{1C89}-\\x{1C8A}\\x{A7CB}-\\x{A7CD}\\x{A7DA}-\\x{A7DC}\\x{105C0}-\\x{105F3}\\x{10D4A}-\\x{10D65}"
-           "\\x{10D6F}-\\x{10D85}\\x{10EC2}-\\x{10EC4}\\x{1123F}-\\x{11240}\\x{11380}-\\x{11389}\\x{1138B}"
-           "\\x{1138E}\\x{11390}-\\x{113B5}\\x{113B7}\\x{113D1}\\x{113D3}\\x{11BC0}-\\x{11BE0}\\x{11F02}"
-           "\\x{11F04}-\\x{11F10}\\x{11F12}-\\x{11F33}\\x{1342F}\\x{13441}-\\x{13446}\\x{13460}-\\x{143FA}"
-           "\\x{16100}-\\x{1611D}\\x{16D40}-\\x{16D6C}\\x{18CFF}\\x{1B132}\\x{1B155}\\x{1DF25}-\\x{1DF2A}"
-           "\\x{1E030}-\\x{1E06D}\\x{1E4D0}-\\x{1E4EB}\\x{1E5D0}-\\x{1E5ED}\\x{1E5F0}\\x{2B739}\\x{2EBF0}-"
-           "\\x{2EE5D}\\x{31350}-\\x{323AF}";
-  if (property == "N")
-    return "\\x{10D40}-\\x{10D49}\\x{116D0}-\\x{116E3}\\x{11BF0}-\\x{11BF9}\\x{11F50}-\\x{11F59}\\x{16130}-"
-           "\\x{16139}\\x{16D70}-\\x{16D79}\\x{1CCF0}-\\x{1CCF9}\\x{1D2C0}-\\x{1D2D3}\\x{1E4F0}-\\x{1E4F9}"
-           "\\x{1E5F1}-\\x{1E5FA}";
-  if (property == "M")
-    return "\\x{897}\\x{CF3}\\x{ECE}\\x{10D69}-\\x{10D6D}\\x{10EFC}-\\x{10EFF}\\x{11241}\\x{113B8}-\\x{113C0}"
-           "\\x{113C2}\\x{113C5}\\x{113C7}-\\x{113CA}\\x{113CC}-\\x{113D0}\\x{113D2}\\x{113E1}-\\x{113E2}"
-           "\\x{11F00}-\\x{11F01}\\x{11F03}\\x{11F34}-\\x{11F3A}\\x{11F3E}-\\x{11F42}\\x{11F5A}\\x{13440}"
-           "\\x{13447}-\\x{13455}\\x{1611E}-\\x{1612F}\\x{1E08F}\\x{1E4EC}-\\x{1E4EF}\\x{1E5EE}-\\x{1E5EF}";
-  if (property == "P")
-    return "\\x{1B4E}-\\x{1B4F}\\x{1B7F}\\x{10D6E}\\x{113D4}-\\x{113D5}\\x{113D7}-\\x{113D8}\\x{11B00}-"
-           "\\x{11B09}\\x{11BE1}\\x{11F43}-\\x{11F4F}\\x{16D6D}-\\x{16D6F}\\x{1E5FF}";
-  if (property == "S")
-    return "\\x{2427}-\\x{2429}\\x{2FFC}-\\x{2FFF}\\x{31E4}-\\x{31E5}\\x{31EF}\\x{10D8E}-\\x{10D8F}\\x{1CC00}-"
-           "\\x{1CCEF}\\x{1CD00}-\\x{1CEB3}\\x{1F6DC}\\x{1F774}-\\x{1F776}\\x{1F77B}-\\x{1F77F}\\x{1F7D9}"
-           "\\x{1F8B2}-\\x{1F8BB}\\x{1F8C0}-\\x{1F8C1}\\x{1FA75}-\\x{1FA77}\\x{1FA87}-\\x{1FA89}\\x{1FA8F}"
-           "\\x{1FAAD}-\\x{1FAAF}\\x{1FABB}-\\x{1FABF}\\x{1FAC6}\\x{1FACE}-\\x{1FACF}\\x{1FADA}-\\x{1FADC}"
-           "\\x{1FADF}\\x{1FAE8}-\\x{1FAE9}\\x{1FAF7}-\\x{1FAF8}\\x{1FBCB}-\\x{1FBEF}";
-  if (property == "Nd")
-    return "\\x{10D40}-\\x{10D49}\\x{116D0}-\\x{116E3}\\x{11BF0}-\\x{11BF9}\\x{11F50}-\\x{11F59}\\x{16130}-"
-           "\\x{16139}\\x{16D70}-\\x{16D79}\\x{1CCF0}-\\x{1CCF9}\\x{1E4F0}-\\x{1E4F9}\\x{1E5F1}-\\x{1E5FA}";
-  return {};
+std::span<const NewCharRange> new_char_ranges() {
+  using enum NewCharClass;
+  static constexpr NewCharRange kRanges[] = {
+      {0x897, 0x897, Mark},
+      {0xCF3, 0xCF3, Mark},
+      {0xECE, 0xECE, Mark},
+      {0x1B4E, 0x1B4F, Punctuation},
+      {0x1B7F, 0x1B7F, Punctuation},
+      {0x1C89, 0x1C8A, Letter},
+      {0x2427, 0x2429, Symbol},
+      {0x2FFC, 0x2FFF, Symbol},
+      {0x31E4, 0x31E5, Symbol},
+      {0x31EF, 0x31EF, Symbol},
+      {0xA7CB, 0xA7CD, Letter},
+      {0xA7DA, 0xA7DC, Letter},
+      {0x105C0, 0x105F3, Letter},
+      {0x10D40, 0x10D49, DecimalNumber},
+      {0x10D4A, 0x10D65, Letter},
+      {0x10D69, 0x10D6D, Mark},
+      {0x10D6E, 0x10D6E, Punctuation},
+      {0x10D6F, 0x10D85, Letter},
+      {0x10D8E, 0x10D8F, Symbol},
+      {0x10EC2, 0x10EC4, Letter},
+      {0x10EFC, 0x10EFF, Mark},
+      {0x1123F, 0x11240, Letter},
+      {0x11241, 0x11241, Mark},
+      {0x11380, 0x11389, Letter},
+      {0x1138B, 0x1138B, Letter},
+      {0x1138E, 0x1138E, Letter},
+      {0x11390, 0x113B5, Letter},
+      {0x113B7, 0x113B7, Letter},
+      {0x113B8, 0x113C0, Mark},
+      {0x113C2, 0x113C2, Mark},
+      {0x113C5, 0x113C5, Mark},
+      {0x113C7, 0x113CA, Mark},
+      {0x113CC, 0x113D0, Mark},
+      {0x113D1, 0x113D1, Letter},
+      {0x113D2, 0x113D2, Mark},
+      {0x113D3, 0x113D3, Letter},
+      {0x113D4, 0x113D5, Punctuation},
+      {0x113D7, 0x113D8, Punctuation},
+      {0x113E1, 0x113E2, Mark},
+      {0x116D0, 0x116E3, DecimalNumber},
+      {0x11B00, 0x11B09, Punctuation},
+      {0x11BC0, 0x11BE0, Letter},
+      {0x11BE1, 0x11BE1, Punctuation},
+      {0x11BF0, 0x11BF9, DecimalNumber},
+      {0x11F00, 0x11F01, Mark},
+      {0x11F02, 0x11F02, Letter},
+      {0x11F03, 0x11F03, Mark},
+      {0x11F04, 0x11F10, Letter},
+      {0x11F12, 0x11F33, Letter},
+      {0x11F34, 0x11F3A, Mark},
+      {0x11F3E, 0x11F42, Mark},
+      {0x11F43, 0x11F4F, Punctuation},
+      {0x11F50, 0x11F59, DecimalNumber},
+      {0x11F5A, 0x11F5A, Mark},
+      {0x1342F, 0x1342F, Letter},
+      {0x13440, 0x13440, Mark},
+      {0x13441, 0x13446, Letter},
+      {0x13447, 0x13455, Mark},
+      {0x13460, 0x143FA, Letter},
+      {0x16100, 0x1611D, Letter},
+      {0x1611E, 0x1612F, Mark},
+      {0x16130, 0x16139, DecimalNumber},
+      {0x16D40, 0x16D6C, Letter},
+      {0x16D6D, 0x16D6F, Punctuation},
+      {0x16D70, 0x16D79, DecimalNumber},
+      {0x18CFF, 0x18CFF, Letter},
+      {0x1B132, 0x1B132, Letter},
+      {0x1B155, 0x1B155, Letter},
+      {0x1CC00, 0x1CCEF, Symbol},
+      {0x1CCF0, 0x1CCF9, DecimalNumber},
+      {0x1CD00, 0x1CEB3, Symbol},
+      {0x1D2C0, 0x1D2D3, OtherNumber},
+      {0x1DF25, 0x1DF2A, Letter},
+      {0x1E030, 0x1E06D, Letter},
+      {0x1E08F, 0x1E08F, Mark},
+      {0x1E4D0, 0x1E4EB, Letter},
+      {0x1E4EC, 0x1E4EF, Mark},
+      {0x1E4F0, 0x1E4F9, DecimalNumber},
+      {0x1E5D0, 0x1E5ED, Letter},
+      {0x1E5EE, 0x1E5EF, Mark},
+      {0x1E5F0, 0x1E5F0, Letter},
+      {0x1E5F1, 0x1E5FA, DecimalNumber},
+      {0x1E5FF, 0x1E5FF, Punctuation},
+      {0x1F6DC, 0x1F6DC, Symbol},
+      {0x1F774, 0x1F776, Symbol},
+      {0x1F77B, 0x1F77F, Symbol},
+      {0x1F7D9, 0x1F7D9, Symbol},
+      {0x1F8B2, 0x1F8BB, Symbol},
+      {0x1F8C0, 0x1F8C1, Symbol},
+      {0x1FA75, 0x1FA77, Symbol},
+      {0x1FA87, 0x1FA89, Symbol},
+      {0x1FA8F, 0x1FA8F, Symbol},
+      {0x1FAAD, 0x1FAAF, Symbol},
+      {0x1FABB, 0x1FABF, Symbol},
+      {0x1FAC6, 0x1FAC6, Symbol},
+      {0x1FACE, 0x1FACF, Symbol},
+      {0x1FADA, 0x1FADC, Symbol},
+      {0x1FADF, 0x1FADF, Symbol},
+      {0x1FAE8, 0x1FAE9, Symbol},
+      {0x1FAF7, 0x1FAF8, Symbol},
+      {0x1FBCB, 0x1FBEF, Symbol},
+      {0x2B739, 0x2B739, Letter},
+      {0x2EBF0, 0x2EE5D, Letter},
+      {0x31350, 0x323AF, Letter},
+  };
+  return kRanges;
 }
 
 std::string_view word_extras() {

@@ -4,10 +4,12 @@
 HF `tokenizers` runs tokenizer.json regexes with Oniguruma, whose Unicode tables are newer (16.0 in
 tokenizers 0.23.2) than PCRE2 10.42's (14.0). onig_classes.json (written by tokenizer_reference.py on the
 reference machine) lists, for \\p{L}, \\p{N}, \\p{M}, \\p{P}, \\p{S}, \\p{Nd} and \\w, every code point
-Oniguruma puts in the class. This script keeps what Unicode 14.0 lacks: code points unassigned in 14.0
-that Oniguruma's classes contain, plus the members of Oniguruma's \\w beyond Letter, Mark, Decimal_Number
-and Connector_Punctuation. It needs a Python whose unicodedata is Unicode 14.0 (Python 3.11), the version
-PCRE2 10.42 is built on, and checks that no code point changed category between the two versions.
+Oniguruma puts in the class. This script keeps what Unicode 14.0 lacks: the code points unassigned in
+14.0 that Oniguruma puts in a class, as ranges tagged with that class (letter, mark, decimal number, other
+number, punctuation, symbol), plus the members of Oniguruma's \\w beyond Letter, Mark, Decimal_Number and
+Connector_Punctuation. It needs a Python whose unicodedata is Unicode 14.0 (Python 3.11), the version
+PCRE2 10.42 is built on, and checks that no code point changed category between the two versions and
+that each new code point has one of those six class signatures.
 
   python3 tools/oracle/make_unicode_additions.py
 """
@@ -63,6 +65,12 @@ def cxx_string(fragment, indent):
     return ("\n" + " " * indent).join('"%s"' % p for p in pieces) if pieces else '""'
 
 
+SIGNATURES = {  # classes a new code point is in -> NewCharClass
+    ("L", "w"): "Letter", ("M", "w"): "Mark", ("N", "Nd", "w"): "DecimalNumber", ("N",): "OtherNumber",
+    ("P",): "Punctuation", ("S",): "Symbol",
+}
+
+
 def main():
     if unicodedata.unidata_version != "14.0.0":
         sys.exit("needs Python's unicodedata at Unicode 14.0.0 (PCRE2 10.42's version), found %s"
@@ -71,15 +79,29 @@ def main():
         onig = json.load(f)
     cps = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     cat = {c: unicodedata.category(chr(c)) for c in cps}
-    additions = {}
+    sets = {cls: members(onig[cls]) for cls in CLASSES + ["w"]}
     for cls in CLASSES:
-        got = members(onig[cls])
-        moved = [c for c in cps if cat[c] != "Cn" and (c in got) != in_category(cat[c], cls)]
+        moved = [c for c in cps if cat[c] != "Cn" and (c in sets[cls]) != in_category(cat[c], cls)]
         if moved:
             sys.exit("\\p{%s}: code points changed category since Unicode 14.0: %s" % (cls, [hex(c) for c in moved[:20]]))
-        additions[cls] = {c for c in got if cat[c] == "Cn"}
-    word = members(onig["w"])
-    base = members(onig["L"]) | members(onig["M"]) | members(onig["Nd"]) | {c for c in cps if cat[c] == "Pc"}
+    tagged = []
+    for c in cps:
+        if cat[c] != "Cn":
+            continue
+        sig = tuple(cls for cls in CLASSES + ["w"] if c in sets[cls])
+        if not sig:
+            continue  # in no class, as PCRE2 sees an unassigned code point
+        if sig not in SIGNATURES:
+            sys.exit("U+%04X: unexpected class signature %s" % (c, sig))
+        tagged.append((c, SIGNATURES[sig]))
+    runs = []
+    for c, tag in tagged:
+        if runs and runs[-1][1] == c - 1 and runs[-1][2] == tag:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, tag])
+    word = sets["w"]
+    base = sets["L"] | sets["M"] | sets["Nd"] | {c for c in cps if cat[c] == "Pc"}
     if base - word:
         sys.exit("Oniguruma's \\w misses some of L, M, Nd, Pc: %s" % [hex(c) for c in sorted(base - word)[:20]])
     word_extras = word - base
@@ -90,15 +112,16 @@ def main():
            '',
            'namespace ds4::text {',
            '',
-           'std::string_view class_additions(std::string_view property) {']
-    for cls in CLASSES:
-        out.append('  if (property == "%s")' % cls)
-        out.append('    return %s;' % cxx_string(pcre_fragment(additions[cls]), 11))
-    out += ['  return {};', '}', '', 'std::string_view word_extras() {',
+           'std::span<const NewCharRange> new_char_ranges() {',
+           '  using enum NewCharClass;',
+           '  static constexpr NewCharRange kRanges[] = {']
+    for a, b, tag in runs:
+        out.append('      {0x%X, 0x%X, %s},' % (a, b, tag))
+    out += ['  };', '  return kRanges;', '}', '', 'std::string_view word_extras() {',
             '  return %s;' % cxx_string(pcre_fragment(word_extras), 9), '}', '', '}  // namespace ds4::text', '']
     with open(DST, "w", newline="\n") as f:
         f.write("\n".join(out))
-    print("wrote %s" % DST, file=sys.stderr)
+    print("wrote %s (%d ranges)" % (DST, len(runs)), file=sys.stderr)
 
 
 if __name__ == "__main__":
