@@ -22,8 +22,7 @@ Value to_value(const json& j) {
     case json::value_t::number_integer: return Value(j.get<int64_t>());
     case json::value_t::number_unsigned: {
       auto u = j.get<uint64_t>();
-      if (u > static_cast<uint64_t>(INT64_MAX))
-        throw Error(ErrorKind::Unsupported, "integer " + std::to_string(u) + " in the template context exceeds 64 bits");
+      if (u > static_cast<uint64_t>(INT64_MAX)) return Value::object(std::make_shared<jinja::BigInt>(std::to_string(u)));
       return Value(static_cast<int64_t>(u));
     }
     case json::value_t::number_float: return Value(j.get<double>());

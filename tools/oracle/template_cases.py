@@ -161,6 +161,7 @@ FEATURE_CASES = [
     ("strftime_now_shape", "{{ strftime_now('%Y')|length }} {{ strftime_now('%d %b')|length > 4 }} {{ strftime_now('%%') }}", {}),
     ("raise_exception_not_reached", "{% if false %}{{ raise_exception('never') }}{% endif %}ok", {}),
     ("unknown_filter_in_if_deferred", "{% if false %}{{ x|no_such_filter }}{% endif %}{{ 'ok' if true else x|no_such_filter }}", {}),
+    ("context_big_integer", "{{ big }} {{ big|tojson }} {{ [big] }} {{ big is integer }} {{ big == big }} {{ {'id': big}|tojson }}", {"big": 18446744073709551615}),
     ("context_value_types", "{{ i }} {{ i is integer }} {{ fl is float }} {{ fl }} {{ big }} {{ neg }} {{ b is boolean }} {{ nul is none }} {{ arr|tojson }} {{ obj|tojson }}", {"i": 5, "fl": 5.0, "big": 9007199254740993, "neg": -0.0, "b": False, "nul": None, "arr": [1, "2", [3]], "obj": {"k": {"n": 1.25}}}),
 ]
 

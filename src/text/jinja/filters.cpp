@@ -199,7 +199,7 @@ Value f_attr(Interpreter&, const Value& v, CallArgs& args) {
     if (auto m = builtin_method(v, name)) return *m;
   }
   if (v.is_undefined()) fail_undefined(v);
-  return Value::undefined("'" + object_type_repr(v) + "' has no attribute '" + name + "'");
+  return Value::undefined(str_cat({"'", object_type_repr(v), "' has no attribute '", name, "'"}));
 }
 
 Value f_batch(Interpreter&, const Value& v, CallArgs& args) {

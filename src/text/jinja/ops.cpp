@@ -104,6 +104,7 @@ int64_t checked_mul(int64_t a, int64_t b) {
 Value binary_op(BinaryOp op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
+  if (a.object_as<BigInt>() || b.object_as<BigInt>()) overflow();
   const bool nums = a.is_number() && b.is_number();
   const bool ints = nums && !a.is_float() && !b.is_float();
   switch (op) {
@@ -243,7 +244,7 @@ std::string object_type_repr(const Value& v) {
 namespace {
 
 Value missing_attr(const Value& obj, const std::string& name) {
-  return Value::undefined("'" + object_type_repr(obj) + "' has no attribute '" + name + "'");
+  return Value::undefined(str_cat({"'", object_type_repr(obj), "' has no attribute '", name, "'"}));
 }
 
 Value missing_item(const Value& obj, const Value& key) {
