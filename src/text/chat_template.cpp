@@ -83,9 +83,16 @@ ChatTemplate ChatTemplate::parse(const std::string& source) {
 }
 
 std::string ChatTemplate::render(const nlohmann::ordered_json& context) const {
-  if (!context.is_object()) throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
+  return render(json::object(), context);
+}
+
+std::string ChatTemplate::render(const nlohmann::ordered_json& base, const nlohmann::ordered_json& context) const {
+  if (!context.is_object() || !base.is_object())
+    throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
   jinja::DictData vars;
-  for (const auto& [k, v] : context.items()) vars.set(Value(k), to_value(v));
+  for (const auto& [k, v] : base.items())
+    if (!context.contains(k)) vars.entries.emplace_back(Value(k), to_value(v));
+  for (const auto& [k, v] : context.items()) vars.entries.emplace_back(Value(k), to_value(v));
   jinja::Interpreter interpreter(*ast_);
   return interpreter.render(vars);
 }
@@ -147,12 +154,17 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
   return m;
 }
 
-nlohmann::ordered_json ModelChatTemplate::context(const nlohmann::ordered_json& request) const {
-  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
+nlohmann::ordered_json ModelChatTemplate::base_context() const {
   json ctx = special_tokens_;
   ctx["tools"] = nullptr;
   ctx["documents"] = nullptr;
   ctx["add_generation_prompt"] = false;
+  return ctx;
+}
+
+nlohmann::ordered_json ModelChatTemplate::context(const nlohmann::ordered_json& request) const {
+  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
+  json ctx = base_context();
   for (const auto& [k, v] : request.items()) ctx[k] = v;
   return ctx;
 }
@@ -168,10 +180,11 @@ const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
 }
 
 std::string ModelChatTemplate::render(const nlohmann::ordered_json& request) const {
-  json ctx = context(request);
+  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
   std::string name = "default";
-  if (templates_.size() > 1 && !ctx["tools"].is_null() && templates_.count("tool_use")) name = "tool_use";
-  return get(name).render(ctx);
+  bool has_tools = request.contains("tools") && !request["tools"].is_null();
+  if (templates_.size() > 1 && has_tools && templates_.count("tool_use")) name = "tool_use";
+  return get(name).render(base_context(), request);
 }
 
 }  // namespace ds4::text

@@ -22,6 +22,8 @@ class ChatTemplate {
   // Every key of `context` becomes a template variable. Throws a Template error (raise_exception's
   // message, undefined attribute access, type errors, ...) naming the template line.
   std::string render(const nlohmann::ordered_json& context) const;
+  // The same with the keys of `base` under those of `context` (no copy of the context is made).
+  std::string render(const nlohmann::ordered_json& base, const nlohmann::ordered_json& context) const;
   const std::string& source() const { return source_; }
 
  private:
@@ -43,6 +45,8 @@ class ModelChatTemplate {
   std::string render(const nlohmann::ordered_json& request) const;
 
   const ChatTemplate& get(const std::string& name) const;
+  // The variables under the request's: the special tokens and the defaults of apply_chat_template.
+  nlohmann::ordered_json base_context() const;
   const nlohmann::ordered_json& special_tokens() const { return special_tokens_; }
   const std::string& origin() const { return origin_; }
 
