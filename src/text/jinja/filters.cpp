@@ -81,13 +81,6 @@ std::vector<Value> sorted_by(std::vector<Value> values, const std::vector<std::v
   return out;
 }
 
-void check_hashable(const Value& v) {
-  if (v.is_dict() || (v.is_list() && v.as_list().kind != SeqKind::Tuple))
-    fail("unhashable type: '" + type_name(v) + "'");
-  if (v.is_list())
-    for (const auto& x : v.as_list().items) check_hashable(x);
-}
-
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -354,7 +347,6 @@ Value f_indent(Interpreter&, const Value& v, CallArgs& args) {
 Value f_int(Interpreter&, const Value& v, CallArgs& args) {
   BoundArgs a("int", args, {"default", "base"});
   Value dflt = a.get_or(0, Value(int64_t{0}));
-  int64_t base = a.get_int(1, 10);
   if (v.is_undefined()) fail_undefined(v);
   if (v.is_int() || v.is_bool()) return Value(v.as_int());
   if (v.is_float()) {
@@ -364,7 +356,11 @@ Value f_int(Interpreter&, const Value& v, CallArgs& args) {
     return Value(static_cast<int64_t>(std::trunc(d)));
   }
   if (v.is_string()) {
-    if (auto i = parse_int(v.as_string(), base)) return Value(*i);
+    // int(value, base) with a base that is not an int is a TypeError, which the filter turns into the default
+    // after trying float(value).
+    bool int_base = !a.has(1) || a.get(1).is_int() || a.get(1).is_bool();
+    if (int_base)
+      if (auto i = parse_int(v.as_string(), a.get_int(1, 10))) return Value(*i);
     if (auto d = parse_float(v.as_string())) {
       if (std::isfinite(*d) && std::fabs(*d) < 9.2e18) return Value(static_cast<int64_t>(std::trunc(*d)));
     }
@@ -677,7 +673,7 @@ Value f_unique(Interpreter&, const Value& v, CallArgs& args) {
   for (const auto& item : iterate(v)) {
     Value k = lookup_parts(item, parts);
     if (!cs) k = ignore_case(k);
-    check_hashable(k);
+    if (!is_hashable(k)) fail("unhashable type: '" + type_name(k) + "'");
     if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return py_equal(s, k); })) continue;
     seen.push_back(k);
     out.push_back(item);

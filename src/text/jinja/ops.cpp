@@ -85,6 +85,16 @@ int64_t int_pow(int64_t base, int64_t exp) {
 
 }  // namespace
 
+bool is_hashable(const Value& v) {
+  if (v.is_dict()) return false;
+  if (v.is_list()) {
+    if (v.as_list().kind != SeqKind::Tuple) return false;
+    for (const auto& x : v.as_list().items)
+      if (!is_hashable(x)) return false;
+  }
+  return true;
+}
+
 void check_size(size_t bytes) {
   if (bytes > kMaxStringBytes) fail("template produced a value larger than the 256 MiB limit");
 }
@@ -218,7 +228,7 @@ bool contains(const Value& container, const Value& item) {
         if (py_equal(v, item)) return true;
       return false;
     case Value::Kind::Dict:
-      if (item.is_list() || item.is_dict()) fail("unhashable type: '" + type_name(item) + "'");
+      if (!is_hashable(item)) fail("unhashable type: '" + type_name(item) + "'");
       return container.as_dict().find(item) != nullptr;
     case Value::Kind::Undefined: return false;
     case Value::Kind::Object:
@@ -298,7 +308,7 @@ Value get_attr(const Value& obj, const std::string& name) {
 Value get_item(const Value& obj, const Value& key) {
   if (obj.is_undefined()) fail_undefined(obj);
   if (obj.is_dict()) {
-    if (key.is_list() || key.is_dict()) return missing_item(obj, key);  // unhashable: TypeError, caught
+    if (!is_hashable(key)) return missing_item(obj, key);  // TypeError in Python, which getitem catches
     if (const Value* v = obj.as_dict().find(key)) return *v;
   } else if (obj.is_string() || is_plain_seq(obj)) {
     if (auto v = index_sequence(obj, key)) return *v;
