@@ -1,5 +1,6 @@
 #include "text/chat_template.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -121,15 +122,27 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
             !entry["name"].is_string() || !entry["template"].is_string())
           throw Error(ErrorKind::Format, m.origin_ + ": chat_template list entries must be {\"name\", \"template\"} strings");
         std::string name = entry["name"].get<std::string>();
-        m.templates_.emplace(name, parse_named(entry["template"].get<std::string>(), m.origin_ + " (" + name + ")"));
+        m.templates_.insert_or_assign(name, parse_named(entry["template"].get<std::string>(), m.origin_ + " (" + name + ")"));
       }
     } else {
       throw Error(ErrorKind::Format, m.origin_ + ": chat_template must be a string or a list of named templates");
     }
-  } else {
+  }
+  // Named templates saved as additional_chat_templates/NAME.jinja (transformers' CHAT_TEMPLATE_DIR).
+  fs::path extra_dir = dir / "additional_chat_templates";
+  if (fs::is_directory(extra_dir)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(extra_dir))
+      if (e.is_regular_file() && e.path().extension() == ".jinja") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      if (m.origin_.empty()) m.origin_ = extra_dir.string();
+      m.templates_.insert_or_assign(f.stem().string(), parse_named(read_file(f), f.string()));
+    }
+  }
+  if (m.templates_.empty())
     throw Error(ErrorKind::Io, "no chat template in " + model_dir +
                                    " (expected chat_template.jinja or \"chat_template\" in tokenizer_config.json)");
-  }
 
   // transformers 5 (PreTrainedTokenizerBase.special_tokens_map): the named special tokens that are set,
   // then any other "*_token" entry holding a token (model-specific special tokens).
@@ -181,9 +194,12 @@ const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
 
 std::string ModelChatTemplate::render(const nlohmann::ordered_json& request) const {
   if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
+  // transformers' get_chat_template: "tool_use" when tools are given and it exists, else "default".
   std::string name = "default";
   bool has_tools = request.contains("tools") && !request["tools"].is_null();
-  if (templates_.size() > 1 && has_tools && templates_.count("tool_use")) name = "tool_use";
+  if (has_tools && templates_.count("tool_use")) name = "tool_use";
+  if (!templates_.count(name))
+    throw Error(ErrorKind::Template, origin_ + " has several chat templates and none is named 'default'");
   return get(name).render(base_context(), request);
 }
 

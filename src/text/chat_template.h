@@ -35,7 +35,8 @@ class ChatTemplate {
 class ModelChatTemplate {
  public:
   // DIR/chat_template.jinja if present, else tokenizer_config.json "chat_template" (a string, or a list of
-  // {name, template}). Special tokens come from tokenizer_config.json (strings or {"content": ...}).
+  // {name, template}), plus named templates in DIR/additional_chat_templates/NAME.jinja. Special tokens
+  // come from tokenizer_config.json (strings or {"content": ...}).
   static ModelChatTemplate load(const std::string& model_dir);
 
   // The variables transformers' apply_chat_template passes: the special tokens, then tools=None,

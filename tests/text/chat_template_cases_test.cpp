@@ -102,6 +102,7 @@ TEST_P(ChatTemplateModelDir, MatchesJinja2) {
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   std::filesystem::path dir(dir_template);
   for (const auto& [name, content] : c["files"].items()) {
+    std::filesystem::create_directories((dir / name).parent_path());
     std::ofstream f(dir / name, std::ios::binary);
     f << (content.is_string() ? content.get<std::string>() : content.dump());
   }

@@ -320,4 +320,8 @@ DIR_CASES = [
         {"name": "default", "template": "default {{ messages[0].content }}"},
         {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
      {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}),
+    ("additional_chat_templates_dir", {"tokenizer_config.json": tokenizer_config(eos_token="</s>"),
+                                       "chat_template.jinja": "plain {{ eos_token }}",
+                                       "additional_chat_templates/tool_use.jinja": "tools: {{ tools|map(attribute='function.name')|join(',') }}"},
+     {"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]}),
 ]

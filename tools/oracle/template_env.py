@@ -101,14 +101,24 @@ def chat_context(special_tokens, request):
 
 def model_dir_template(files, request):
     """The template transformers picks for a model directory given as {file name: content}:
-    chat_template.jinja if present, else tokenizer_config.json's "chat_template", which may be a list of
-    {name, template} where "tool_use" is taken when tools are given and "default" otherwise."""
+    chat_template.jinja if present, else tokenizer_config.json's "chat_template" (a string, or a list of
+    {name, template}), with additional_chat_templates/NAME.jinja as further named templates; then
+    "tool_use" when tools are given and it exists, else "default" (get_chat_template)."""
+    named = {}
     if "chat_template.jinja" in files:
-        return files["chat_template.jinja"]
-    template = files["tokenizer_config.json"]["chat_template"]
-    if isinstance(template, str):
-        return template
-    named = {t["name"]: t["template"] for t in template}
+        named["default"] = files["chat_template.jinja"]
+    else:
+        template = files["tokenizer_config.json"].get("chat_template")
+        if isinstance(template, str):
+            named["default"] = template
+        elif template is not None:
+            named.update({t["name"]: t["template"] for t in template})
+    prefix = "additional_chat_templates/"
+    for path in sorted(files):
+        if path.startswith(prefix) and path.endswith(".jinja"):
+            named[path[len(prefix):-len(".jinja")]] = files[path]
+    if len(named) == 1 and "default" in named:
+        return named["default"]
     if request.get("tools") is not None and "tool_use" in named:
         return named["tool_use"]
     return named["default"]
