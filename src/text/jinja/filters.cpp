@@ -654,12 +654,17 @@ Value f_trim(Interpreter&, const Value& v, CallArgs& args) {
 
 Value f_truncate(Interpreter&, const Value& v, CallArgs& args) {
   BoundArgs a("truncate", args, {"length", "killwords", "end", "leeway"});
-  std::string s = soft_str(v);
   int64_t length = a.get_int(0, 255), leeway = a.has(3) && !a.get(3).is_none() ? a.get_int(3, 5) : 5;
+  if (!v.is_string()) {
+    // Python measures any sized value and returns it unchanged when it is short enough.
+    if (py_len(v) <= length + leeway) return v;
+    fail("'" + type_name(v) + "' object has no attribute 'rsplit'");
+  }
+  const std::string& s = v.as_string();
   std::string end = a.has(2) ? py_str(a.get(2)) : "...";
   auto end_len = static_cast<int64_t>(pystr::length(end));
   if (length < end_len) fail("expected length >= " + std::to_string(end_len) + ", got " + std::to_string(length));
-  if (static_cast<int64_t>(pystr::length(s)) <= length + leeway) return Value(s);
+  if (static_cast<int64_t>(pystr::length(s)) <= length + leeway) return v;
   std::string head = s.substr(0, pystr::byte_offset(s, static_cast<size_t>(length - end_len)));
   if (a.get_bool(1, false)) return Value(head + end);
   return Value(pystr::rsplit(head, std::string(" "), 1)[0] + end);

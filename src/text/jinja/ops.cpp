@@ -331,10 +331,13 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
     if (v.is_int() || v.is_bool()) return v.as_int();
     fail("slice indices must be integers or None or have an __index__ method");
   };
+  // Jinja2 compiles a[b:c] to a plain Python subscript (not its getitem), so errors are not turned into
+  // undefined values.
+  if (obj.is_dict()) fail("unhashable type: 'slice'");
+  if (!obj.is_string() && !is_plain_seq(obj)) fail("'" + type_name(obj) + "' object is not subscriptable");
   std::optional<int64_t> b = bound(start), e = bound(stop), s = bound(step);
   int64_t st = s.value_or(1);
   if (st == 0) fail("slice step cannot be zero");
-  if (!obj.is_string() && !is_plain_seq(obj)) return Value::undefined(object_type_repr(obj) + " has no element slice");
   // slice.indices(len)
   std::u32string cps;
   int64_t len;
