@@ -161,6 +161,12 @@ FEATURE_CASES = [
     ("strftime_now_shape", "{{ strftime_now('%Y')|length }} {{ strftime_now('%d %b')|length > 4 }} {{ strftime_now('%%') }}", {}),
     ("raise_exception_not_reached", "{% if false %}{{ raise_exception('never') }}{% endif %}ok", {}),
     ("unknown_filter_in_if_deferred", "{% if false %}{{ x|no_such_filter }}{% endif %}{{ 'ok' if true else x|no_such_filter }}", {}),
+    ("generator_partially_consumed", "{% set g = l|select('odd') %}{{ g|first }}{{ g|list }}{{ 3 in l|select }}", CTX),
+    ("tuple_dict_keys", "{{ {(1, 2): 'tup'}[(1, 2)] }} {{ (1, 2) in {(1, 2): 0} }}", {}),
+    ("percent_with_list_or_dict_argument", "{{ 'no specifiers' % [1, 2] }}|{{ '%s' % [1, 2] }}|{{ 'x' % {'a': 1} }}", {}),
+    ("truncate_sized_non_string", "{{ l|truncate(5) }}|{{ missing|truncate }}", CTX),
+    ("caller_param_unused_is_fine", "{% macro m(caller) %}x{% endmacro %}{{ m(1) }}", {}),
+    ("special_globals_defined", "{{ lipsum is defined }}{{ self is defined }}{{ range is defined }}{{ joiner is callable }}", {}),
     ("context_big_integer", "{{ big }} {{ big|tojson }} {{ [big] }} {{ big is integer }} {{ big == big }} {{ {'id': big}|tojson }}", {"big": 18446744073709551615}),
     ("context_value_types", "{{ i }} {{ i is integer }} {{ fl is float }} {{ fl }} {{ big }} {{ neg }} {{ b is boolean }} {{ nul is none }} {{ arr|tojson }} {{ obj|tojson }}", {"i": 5, "fl": 5.0, "big": 9007199254740993, "neg": -0.0, "b": False, "nul": None, "arr": [1, "2", [3]], "obj": {"k": {"n": 1.25}}}),
 ]
@@ -197,6 +203,10 @@ ERROR_CASES = [
     ("error_cond_expr_without_else", "{{ (1 if false).x }}", {}, "evaluated to false and no else section was defined"),
     ("error_call_non_callable", "{{ 'abc'() }}", {}, "'str' object is not callable"),
     ("error_last_of_generator", "{{ [1]|select|last }}", {}, "'generator' object is not reversible"),
+    ("error_slice_of_int", "{{ n[1:] }}", {"n": 5}, "'int' object is not subscriptable"),
+    ("error_slice_of_dict", "{{ d[1:] }}", {"d": {}}, "unhashable type: 'slice'"),
+    ("error_truncate_long_list", "{{ l|truncate(5, leeway=0) }}", {"l": list(range(10))}, "object has no attribute 'rsplit'"),
+    ("error_caller_without_default", "{% macro m(caller) %}{{ caller }}{% endmacro %}", {}, 'the special "caller" argument must be omitted or be given a default'),
     ("error_tests_chained", "{{ 1 is odd is even }}", {}, "You cannot chain multiple tests with is"),
     ("error_raise_in_macro", "{% macro check(m) %}{% if m.role not in ['user', 'assistant'] %}{{ raise_exception('Unexpected role: ' ~ m.role) }}{% endif %}{% endmacro %}{% for m in ms %}{{ check(m) }}{% endfor %}", {"ms": [{"role": "user"}, {"role": "robot"}]}, "Unexpected role: robot"),
 ]

@@ -270,10 +270,16 @@ class Parser {
         fail("non-default argument follows default argument");
     }
     expect_op(")");
-    auto caller = std::find(params.names.begin(), params.names.end(), "caller");
-    if (caller != params.names.end() &&
-        static_cast<size_t>(caller - params.names.begin()) < params.names.size() - params.defaults.size())
-      fail("When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default.");
+  }
+
+  // Jinja2 refuses a `caller` parameter without a default when the body refers to `caller`.
+  void check_caller_param(const MacroStmt& m) const {
+    const auto& names = m.params.names;
+    auto caller = std::find(names.begin(), names.end(), "caller");
+    if (m.uses_caller && caller != names.end() &&
+        static_cast<size_t>(caller - names.begin()) < names.size() - m.params.defaults.size())
+      fail("When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default.",
+           m.line);
   }
 
   Body parse_macro_body(MacroStmt& m, const EndTokens& end) {
@@ -283,6 +289,7 @@ class Parser {
     Body body = parse_statements(end, true);
     macro_stack_.pop_back();
     loop_depth_ = saved_loop;
+    check_caller_param(m);
     return body;
   }
 
