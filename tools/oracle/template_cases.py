@@ -207,6 +207,7 @@ ERROR_CASES = [
     ("error_slice_of_dict", "{{ d[1:] }}", {"d": {}}, "unhashable type: 'slice'"),
     ("error_truncate_long_list", "{{ l|truncate(5, leeway=0) }}", {"l": list(range(10))}, "object has no attribute 'rsplit'"),
     ("error_caller_without_default", "{% macro m(caller) %}{{ caller }}{% endmacro %}", {}, 'the special "caller" argument must be omitted or be given a default'),
+    ("error_for_target_trailing_comma", "{% for a, in [[1]] %}{% endfor %}", {}, "expected token 'in', got '['"),
     ("error_tests_chained", "{{ 1 is odd is even }}", {}, "You cannot chain multiple tests with is"),
     ("error_raise_in_macro", "{% macro check(m) %}{% if m.role not in ['user', 'assistant'] %}{{ raise_exception('Unexpected role: ' ~ m.role) }}{% endif %}{% endmacro %}{% for m in ms %}{{ check(m) }}{% endfor %}", {"ms": [{"role": "user"}, {"role": "robot"}]}, "Unexpected role: robot"),
 ]

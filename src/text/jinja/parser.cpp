@@ -126,7 +126,7 @@ class Parser {
         next();
       } else if (t.type == TokenType::VarBegin) {
         next();
-        auto e = parse_tuple(false, true, nullptr, false);
+        auto e = parse_tuple(false, true, false);
         output(e->line).parts.push_back({"", std::move(e)});
         expect(TokenType::VarEnd, "end of print statement");
       } else if (t.type == TokenType::BlockBegin) {
@@ -215,10 +215,9 @@ class Parser {
 
   StmtPtr parse_for() {
     auto s = std::make_unique<ForStmt>(next().line);
-    s->target = parse_assign_target(true, false, {"in"});
+    s->target = parse_assign_target(true, false);
     expect_name("in");
-    EndTokens iter_end = {"recursive"};
-    s->iter = parse_tuple(false, false, &iter_end, false);
+    s->iter = parse_tuple(false, false, false);
     if (skip_name("if")) s->filter = parse_expression(true);
     s->recursive = skip_name("recursive");
     ++loop_depth_;
@@ -231,7 +230,7 @@ class Parser {
   StmtPtr parse_if() {
     auto s = std::make_unique<IfStmt>(next().line);
     while (true) {
-      auto test = parse_tuple(false, false, nullptr, false);
+      auto test = parse_tuple(false, false, false);
       Body body = parse_statements({"elif", "else", "endif"}, false);
       s->branches.emplace_back(std::move(test), std::move(body));
       const Token& t = next();
@@ -244,11 +243,11 @@ class Parser {
 
   StmtPtr parse_set() {
     int line = next().line;
-    Target target = parse_assign_target(true, false, {}, true);
+    Target target = parse_assign_target(true, false, true);
     if (skip_op("=")) {
       auto s = std::make_unique<SetStmt>(line);
       s->target = std::move(target);
-      s->value = parse_tuple(false, true, nullptr, false);
+      s->value = parse_tuple(false, true, false);
       return s;
     }
     auto s = std::make_unique<SetBlockStmt>(line);
@@ -323,7 +322,7 @@ class Parser {
     auto s = std::make_unique<WithStmt>(next().line);
     while (cur().type != TokenType::BlockEnd) {
       if (!s->targets.empty()) expect_op(",");
-      s->targets.push_back(parse_assign_target(true, false, {}));
+      s->targets.push_back(parse_assign_target(true, false));
       expect_op("=");
       s->values.push_back(parse_expression(true));
     }
@@ -376,7 +375,7 @@ class Parser {
     }
     if (t.is_op("(")) {
       next();
-      Target inner = parse_target_tuple(with_namespace, {}, true);
+      Target inner = parse_target_tuple(with_namespace, true);
       expect_op(")");
       return inner;
     }
@@ -385,14 +384,14 @@ class Parser {
     fail("can't assign to '" + describe(t) + "'", t.line);
   }
 
-  Target parse_target_tuple(bool with_namespace, const EndTokens& extra_end, bool parenthesized) {
+  Target parse_target_tuple(bool with_namespace, bool parenthesized) {
     Target tuple;
     tuple.kind = Target::Kind::Tuple;
     tuple.line = cur().line;
     bool is_tuple = false;
     while (true) {
       if (!tuple.items.empty()) expect_op(",");
-      if (is_tuple_end(&extra_end)) break;
+      if (is_tuple_end()) break;
       tuple.items.push_back(parse_target_primary(with_namespace));
       if (at_op(","))
         is_tuple = true;
@@ -409,26 +408,25 @@ class Parser {
     return tuple;
   }
 
-  Target parse_assign_target(bool with_tuple, bool name_only, const EndTokens& extra_end,
-                             bool with_namespace = false) {
+  Target parse_assign_target(bool with_tuple, bool name_only, bool with_namespace = false) {
     if (name_only) {
       Target t;
       t.line = cur().line;
       t.name = expect(TokenType::Name, "name").value;
       return t;
     }
-    if (with_tuple) return parse_target_tuple(with_namespace, extra_end, false);
+    if (with_tuple) return parse_target_tuple(with_namespace, false);
     return parse_target_primary(with_namespace);
   }
 
   // ---- expressions ----
 
-  bool is_tuple_end(const EndTokens* extra) const {
+  // Only these end a tuple. Jinja2 also passes "extra end rules" (`in` after a for target, `recursive`
+  // after its iterable), but its check never matches them (TokenStream.test_any receives the rules as one
+  // tuple argument), so `{% for a, in x %}` reads `in` as a second target there, and so it does here.
+  bool is_tuple_end() const {
     const Token& t = cur();
-    if (t.type == TokenType::VarEnd || t.type == TokenType::BlockEnd || t.is_op(")")) return true;
-    if (extra && t.type == TokenType::Name)
-      return std::find(extra->begin(), extra->end(), t.value) != extra->end();
-    return false;
+    return t.type == TokenType::VarEnd || t.type == TokenType::BlockEnd || t.is_op(")");
   }
 
   ExprPtr parse_expression(bool with_condexpr) { return with_condexpr ? parse_condexpr() : parse_or(); }
@@ -604,7 +602,7 @@ class Parser {
       case TokenType::Operator:
         if (t.value == "(") {
           next();
-          ExprPtr e = parse_tuple(false, true, nullptr, true);
+          ExprPtr e = parse_tuple(false, true, true);
           expect_op(")");
           return e;
         }
@@ -616,14 +614,14 @@ class Parser {
     fail("unexpected '" + describe(t) + "'");
   }
 
-  ExprPtr parse_tuple(bool simplified, bool with_condexpr, const EndTokens* extra_end, bool explicit_parens) {
+  ExprPtr parse_tuple(bool simplified, bool with_condexpr, bool explicit_parens) {
     DepthGuard guard(*this);
     int line = cur().line;
     std::vector<ExprPtr> args;
     bool is_tuple = false;
     while (true) {
       if (!args.empty()) expect_op(",");
-      if (is_tuple_end(extra_end)) break;
+      if (is_tuple_end()) break;
       args.push_back(simplified ? parse_primary() : parse_expression(with_condexpr));
       if (at_op(","))
         is_tuple = true;
