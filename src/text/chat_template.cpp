@@ -83,17 +83,17 @@ ChatTemplate ChatTemplate::parse(const std::string& source) {
   return t;
 }
 
-std::string ChatTemplate::render(const nlohmann::ordered_json& context) const {
-  return render(json::object(), context);
-}
+std::string ChatTemplate::render(const nlohmann::ordered_json& context) const { return render({&context}); }
 
-std::string ChatTemplate::render(const nlohmann::ordered_json& base, const nlohmann::ordered_json& context) const {
-  if (!context.is_object() || !base.is_object())
-    throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
+std::string ChatTemplate::render(std::initializer_list<const nlohmann::ordered_json*> layers,
+                                 const std::vector<std::string>& skip) const {
+  if (!ast_) throw Error(ErrorKind::Template, "no chat template was parsed");
   jinja::DictData vars;
-  for (const auto& [k, v] : base.items())
-    if (!context.contains(k)) vars.entries.emplace_back(Value(k), to_value(v));
-  for (const auto& [k, v] : context.items()) vars.entries.emplace_back(Value(k), to_value(v));
+  for (const json* layer : layers) {
+    if (!layer->is_object()) throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
+    for (const auto& [k, v] : layer->items())
+      if (std::find(skip.begin(), skip.end(), k) == skip.end()) vars.set(Value(k), to_value(v));
+  }
   jinja::Interpreter interpreter(*ast_);
   return interpreter.render(vars);
 }
@@ -117,6 +117,7 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
     if (ct.is_string()) {
       m.templates_.emplace("default", parse_named(ct.get<std::string>(), m.origin_));
     } else if (ct.is_array()) {
+      m.named_templates_ = true;
       for (const auto& entry : ct) {
         if (!entry.is_object() || !entry.contains("name") || !entry.contains("template") ||
             !entry["name"].is_string() || !entry["template"].is_string())
@@ -136,6 +137,7 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
       if (e.is_regular_file() && e.path().extension() == ".jinja") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
+      m.named_templates_ = true;
       if (m.origin_.empty()) m.origin_ = extra_dir.string();
       m.templates_.insert_or_assign(f.stem().string(), parse_named(read_file(f), f.string()));
     }
@@ -167,21 +169,6 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
   return m;
 }
 
-nlohmann::ordered_json ModelChatTemplate::base_context() const {
-  json ctx = special_tokens_;
-  ctx["tools"] = nullptr;
-  ctx["documents"] = nullptr;
-  ctx["add_generation_prompt"] = false;
-  return ctx;
-}
-
-nlohmann::ordered_json ModelChatTemplate::context(const nlohmann::ordered_json& request) const {
-  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
-  json ctx = base_context();
-  for (const auto& [k, v] : request.items()) ctx[k] = v;
-  return ctx;
-}
-
 const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
   auto it = templates_.find(name);
   if (it == templates_.end()) {
@@ -190,17 +177,6 @@ const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
     throw Error(ErrorKind::Template, origin_ + " has no chat template named '" + name + "' (available: " + names + ")");
   }
   return it->second;
-}
-
-std::string ModelChatTemplate::render(const nlohmann::ordered_json& request) const {
-  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
-  // transformers' get_chat_template: "tool_use" when tools are given and it exists, else "default".
-  std::string name = "default";
-  bool has_tools = request.contains("tools") && !request["tools"].is_null();
-  if (has_tools && templates_.count("tool_use")) name = "tool_use";
-  if (!templates_.count(name))
-    throw Error(ErrorKind::Template, origin_ + " has several chat templates and none is named 'default'");
-  return get(name).render(base_context(), request);
 }
 
 }  // namespace ds4::text

@@ -287,12 +287,17 @@ MODEL_CASES = [
     ("empty_contents", BOTH, {"messages": [{"role": "system", "content": ""}, {"role": "user", "content": ""}], "add_generation_prompt": True}),
     ("extra_kwargs_ignored", BOTH, {"messages": [USER], "add_generation_prompt": True, "custom_flag": True, "documents": None}),
     ("long_conversation", BOTH, {"messages": [SYSTEM] + [m for i in range(12) for m in ({"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"})], "add_generation_prompt": False}),
+    ("continue_final_message", BOTH, {"messages": [SYSTEM, {"role": "user", "content": "Write a haiku."}, {"role": "assistant", "content": "Autumn moonlight—"}], "continue_final_message": True}),
+    ("continue_final_message_trailing_space", BOTH, {"messages": [{"role": "user", "content": "Count:"}, {"role": "assistant", "content": "one, two, "}], "continue_final_message": True}),
+    ("chat_template_inline_in_request", BOTH, {"messages": [{"role": "user", "content": "hi"}], "chat_template": "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{{ eos_token }}", "add_generation_prompt": True}),
     ("qwen3_tool_call_content_none_error", QWEN, {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [call("get_weather", {"city": "Paris"})]}]}),
     ("deepseek_tool_call_dict_arguments_error", DEEPSEEK, {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [call("get_weather", {"city": "Paris"})]}]}),
 ]
 
 # Error substrings for model cases that Jinja2 refuses (the case name maps to the substring).
 MODEL_ERRORS = {
+    "continue_final_message_with_generation_prompt_error": "continue_final_message and add_generation_prompt are not compatible",
+    "continue_final_message_dropped_by_template_error": "the final message does not appear in the chat after applying the chat template",
     "qwen3_tool_call_content_none_error": "argument of type 'NoneType' is not iterable",
     "deepseek_tool_call_dict_arguments_error": 'can only concatenate str (not "dict") to str',
 }
@@ -331,6 +336,23 @@ DIR_CASES = [
         {"name": "default", "template": "default {{ messages[0].content }}"},
         {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
      {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}),
+    ("chat_template_named_in_request", {"tokenizer_config.json": tokenizer_config(chat_template=[
+        {"name": "default", "template": "default"}, {"name": "rag", "template": "rag {{ documents|length }}"}])},
+     {"messages": [], "chat_template": "rag", "documents": [{"title": "t", "text": "x"}]}),
+    ("continue_final_message_content_blocks", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}<{{ m.role }}>{% for b in m.content %}{% if b.text is defined %}{{ b.text }}{% else %}[img]{% endif %}{% endfor %}</{{ m.role }}>{% endfor %}"))},
+     {"messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image"}]},
+                   {"role": "assistant", "content": [{"type": "text", "text": "I see a "}, {"type": "image"}]}], "continue_final_message": True}),
+    ("continue_final_message_trimmed_by_template", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}<{{ m.role }}>{{ m.content|trim }}</{{ m.role }}>\n{% endfor %}"))},
+     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "partial answer  "}], "continue_final_message": True}),
+    ("continue_final_message_custom_field", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}{{ m.role }}: {% if m.thinking %}<think>{{ m.thinking }}</think>{% endif %}{{ m.content }}\n{% endfor %}"))},
+     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "thinking": "let me see"}], "continue_final_message": "thinking"}),
+    ("continue_final_message_with_generation_prompt_error", {"tokenizer_config.json": tokenizer_config(chat_template="{{ messages[0].content }}")},
+     {"messages": [{"role": "user", "content": "q"}], "continue_final_message": True, "add_generation_prompt": True}),
+    ("continue_final_message_dropped_by_template_error", {"tokenizer_config.json": tokenizer_config(chat_template="{% for m in messages %}{{ m.role }}{% endfor %}{# content #}")},
+     {"messages": [{"role": "user", "content": "q"}], "continue_final_message": True}),
     ("additional_chat_templates_dir", {"tokenizer_config.json": tokenizer_config(eos_token="</s>"),
                                        "chat_template.jinja": "plain {{ eos_token }}",
                                        "additional_chat_templates/tool_use.jinja": "tools: {{ tools|map(attribute='function.name')|join(',') }}"},
