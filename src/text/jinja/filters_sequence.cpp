@@ -2,6 +2,7 @@
 // select, items, unique, batch, ...) return a Generator here, so `|length` on them fails and
 // `{% if xs|select(...) %}` is always true, exactly as in Python.
 #include <algorithm>
+#include <charconv>
 
 #include "text/jinja/args.h"
 #include "text/jinja/builtins.h"
@@ -25,7 +26,10 @@ std::vector<Value> attribute_parts(const Value& attribute) {
   if (!attribute.is_string()) return {attribute};
   for (const auto& p : pystr::split(attribute.as_string(), std::string("."), -1)) {
     bool digits = !p.empty() && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; });
-    parts.push_back(digits ? Value(static_cast<int64_t>(std::stoll(p))) : Value(p));
+    int64_t index = 0;
+    // A number too large for an index finds nothing either way; it stays a (missing) name.
+    bool fits = digits && std::from_chars(p.data(), p.data() + p.size(), index).ec == std::errc();
+    parts.push_back(fits ? Value(index) : Value(p));
   }
   return parts;
 }

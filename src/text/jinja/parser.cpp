@@ -823,9 +823,15 @@ class Parser {
 }  // namespace
 
 std::shared_ptr<const TemplateAst> parse_template(const std::string& source) {
-  auto ast = Parser(tokenize(source)).parse();
-  check_filters_and_tests(*ast);
-  return ast;
+  try {
+    auto ast = Parser(tokenize(source)).parse();
+    check_filters_and_tests(*ast);
+    return ast;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Template, std::string("template syntax error: ") + e.what());
+  }
 }
 
 }  // namespace ds4::text::jinja
