@@ -15,7 +15,7 @@
 namespace {
 struct Args {
   std::string model, tokens, prompt;
-  bool raw = false, ignore_eos = false, json = false;
+  bool raw = false, ignore_eos = false, json = false, speculative = false;
   int64_t max_tokens = 64;
   double temperature = 1.0, top_p = 1.0, min_p = 0.0, presence = 0.0, frequency = 0.0;
   int top_k = 0;
@@ -58,6 +58,7 @@ int run(const Args& a) {
   req.seed = a.seed;
   req.stop = a.stop;
   req.ignore_eos = a.ignore_eos;
+  req.speculative = a.speculative;
   auto res = ds4::engine::generate(*model, tokenizer ? &*tokenizer : nullptr, req,
                                    [&](const ds4::engine::TokenEvent& ev) {
                                      if (!a.json) {
@@ -70,9 +71,11 @@ int run(const Args& a) {
   if (a.json) {
     std::string toks;
     for (auto t : res.tokens) toks += (toks.empty() ? "" : ", ") + std::to_string(t);
-    std::printf("{\"tokens\": [%s], \"text\": %s, \"finish_reason\": \"%s\", \"seed\": %llu, \"prompt_tokens\": %lld}\n",
+    std::printf("{\"tokens\": [%s], \"text\": %s, \"finish_reason\": \"%s\", \"seed\": %llu, \"prompt_tokens\": %lld",
                 toks.c_str(), json_escape(res.text).c_str(), res.finish_reason.c_str(),
                 (unsigned long long)res.seed, (long long)res.prompt_tokens);
+    if (a.speculative) std::printf(", \"drafted\": %lld, \"accepted\": %lld", (long long)res.drafted, (long long)res.accepted);
+    std::printf("}\n");
   } else {
     std::printf("\n");
   }
@@ -97,6 +100,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   sub->add_option("--stop", a->stop, "Stop string (repeatable)");
   sub->add_flag("--ignore-eos", a->ignore_eos, "Keep generating past end-of-sequence tokens");
   sub->add_flag("--json", a->json, "Print {tokens, text, finish_reason} as JSON");
+  sub->add_flag("--speculative", a->speculative, "Draft with the model's MTP head (same output, fewer forwards)");
   sub->callback([a] { run(*a); });
 });
 }  // namespace
