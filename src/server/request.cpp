@@ -100,7 +100,9 @@ class Fields {
     if (!v) return std::nullopt;
     if (v->is_number_unsigned()) {
       const uint64_t u = v->get<uint64_t>();
-      if (u > uint64_t(hi)) throw bad_value(name, "must be at most " + std::to_string(hi) + ", got " + std::to_string(u));
+      if (u > uint64_t(hi) || (lo > 0 && u < uint64_t(lo)))
+        throw bad_value(name, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                                  std::to_string(u));
       return int64_t(u);
     }
     if (!v->is_number_integer()) throw wrong_type(name, "an integer", *v);

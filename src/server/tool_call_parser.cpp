@@ -49,11 +49,6 @@ ToolCallParser::ToolCallParser(std::vector<std::string> known_names, std::string
     : known_(std::move(known_names)), open_(std::move(open_tag)), close_(std::move(close_tag)) {}
 
 void ToolCallParser::emit_content(std::string_view text, ToolCallOutput& out) {
-  if (after_call_) {
-    text.remove_prefix(skip_space(text));
-    if (text.empty()) return;
-    after_call_ = false;
-  }
   // Hold trailing whitespace: if a call follows, it is dropped with the call's surroundings.
   const size_t t = trailing_space(text);
   if (t == text.size()) {
@@ -71,13 +66,11 @@ void ToolCallParser::close_call(std::string_view body, bool closed, ToolCallOutp
     space_.clear();  // whitespace before a call is not content
     out.calls.push_back(std::move(*call));
     ++calls_made_;
-    after_call_ = true;
     return;
   }
   std::string raw = open_;
   raw.append(body);
   if (closed) raw += close_;
-  after_call_ = false;
   out.content += space_;
   space_.clear();
   out.content += raw;

@@ -4,7 +4,8 @@
 //   </tool_call>
 // Text outside the tags is content. A call whose body is not a JSON object with a string "name" (of a
 // tool the request defined, when the list is given) and object "arguments" falls back to plain content,
-// tags included, so nothing the model wrote is lost. Whitespace around calls is dropped. Incremental: the
+// tags included, so nothing the model wrote is lost. Whitespace right before a call, and trailing whitespace
+// of an output that made calls, is dropped. Incremental: the
 // pieces of a stream and the whole text give the same content and calls.
 #pragma once
 #include <optional>
@@ -44,7 +45,6 @@ class ToolCallParser {
   std::vector<std::string> known_;
   std::string open_, close_;
   bool inside_ = false;
-  bool after_call_ = false;  // drop whitespace that follows a call
   std::string held_;         // inside: the call body so far; outside: a possible open tag
   std::string space_;        // outside: trailing whitespace held in case a call follows
   size_t calls_made_ = 0;
