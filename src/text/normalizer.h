@@ -1,0 +1,21 @@
+// Normalizers of tokenizer.json ("normalizer"): applied to the text between added tokens before
+// pre-tokenization. Supported: NFC, NFD, NFKC, NFKD (utf8proc), Lowercase, Replace, Prepend, Strip and
+// Sequence of these; null means no normalization.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "text/json_node.h"
+
+namespace ds4::text {
+
+class Normalizer {
+ public:
+  virtual ~Normalizer() = default;
+  virtual void normalize(std::string& text) const = 0;
+};
+
+// Throws ds4::Error(Tokenizer) naming the file for unknown types or malformed fields.
+std::unique_ptr<Normalizer> make_normalizer(const JsonNode& node);
+
+}  // namespace ds4::text
