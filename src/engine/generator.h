@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "engine/logprobs.h"
 #include "engine/sampling_params.h"
 #include "models/model.h"
 
@@ -28,13 +29,8 @@ struct GenerationRequest {
   int top_logprobs = -1;           // -1: no logprobs; 0..20: the chosen token's logprob and this many alternatives
 };
 
-struct TokenLogprob {
-  int32_t token;
-  double logprob;
-};
-
 // One emitted token. `text` is the text released with it (may be empty while a partial UTF-8 character or a
-// possible stop string is held back).
+// possible stop string is held back). A last event with token == -1 carries text released at the end.
 struct TokenEvent {
   int32_t token;
   std::string text;
@@ -43,7 +39,8 @@ struct TokenEvent {
 };
 
 struct GenerationResult {
-  std::vector<int32_t> tokens;  // emitted tokens (a matched stop string's tokens included; its text is not)
+  std::vector<int32_t> tokens;  // generated ids (an eos that ended generation and a matched stop string's
+                                // tokens included; their text is not)
   std::string text;
   std::string finish_reason;    // "stop" (eos or stop string), "length", "cancelled", or "error"
   int64_t prompt_tokens = 0;
