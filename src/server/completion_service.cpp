@@ -47,9 +47,10 @@ struct Stream {
   void abort() {
     if (finished || aborted) return;
     aborted = true;
+    // Counted before the cancellation, so whoever sees the sequence gone also sees it counted.
+    metrics->count_cancelled();
     channel->close();
     job->cancel();
-    metrics->count_cancelled();
     end();
   }
   void end() {

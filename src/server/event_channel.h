@@ -1,6 +1,8 @@
 // Hands one request's generation events from the scheduler's worker thread to the HTTP thread that
-// answers the client. The worker never blocks on the client: events queue here (bounded by max_tokens)
-// and the reader takes them in batches.
+// answers the client. Events queue here and the reader takes them in batches. The queue is bounded: a
+// client that reads slower than the model generates holds its generation back (instead of the server
+// buffering the whole answer), and a client that stops reading is found out by the write timeout, which
+// closes the channel and so releases the worker.
 #pragma once
 #include <condition_variable>
 #include <deque>
@@ -19,7 +21,10 @@ class EventChannel {
     std::optional<engine::GenerationResult> done;
   };
 
-  // Worker side. push_token returns false once the reader has gone (the worker then cancels).
+  explicit EventChannel(size_t capacity = 4096) : capacity_(capacity) {}
+
+  // Worker side. push_token waits while the queue is full; it returns false once the reader has gone
+  // (the worker then cancels).
   bool push_token(const engine::TokenEvent& ev);
   void push_done(engine::GenerationResult result);
 
@@ -32,6 +37,7 @@ class EventChannel {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Event> events_;
+  size_t capacity_;
   bool closed_ = false;
 };
 

@@ -9,7 +9,7 @@ const { makeTestModel, startScripted, promptTokens, collectChat } = require('./s
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>';
 const REPLIES = [
   { trigger: '', text: 'Hello!' },
-  { trigger: 'weather', text: CALL },
+  { trigger: 'the weather', text: CALL },
   { trigger: '<tool_response>', text: 'It is 21 degrees and sunny in Paris.' },
   { trigger: 'think first', text: '<think>\nThe user wants a number.\n</think>\n\n42' },
   { trigger: 'garbled', text: 'Trying.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": Paris}}\n</tool_call>' },
@@ -58,7 +58,7 @@ describe('tool calls and reasoning with the openai client', () => {
   });
 
   it('streams tool calls as deltas', async () => {
-    const messages = [{ role: 'user', content: 'weather please' }];
+    const messages = [{ role: 'user', content: 'what is the weather like?' }];
     const s = await collectChat(await client.chat.completions.create({ model: 'scripted', messages, tools: TOOLS, stream: true }));
     assert.equal(s.finish, 'tool_calls');
     assert.equal(s.content, '');

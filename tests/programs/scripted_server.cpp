@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", o.scheduler.workers);
   app.add_option("--max-queue", o.scheduler.max_queued);
   app.add_option("--max-body-bytes", o.max_body_bytes);
+  app.add_option("--http-threads", o.http_threads);
   CLI11_PARSE(app, argc, argv);
 
   sigset_t stop_signals;

@@ -60,7 +60,7 @@ struct ScriptedReply {
 
 class ScriptedModel : public Model {
  public:
-  ScriptedModel(const text::Tokenizer& tok, std::vector<ScriptedReply> replies, int64_t max_positions = 4096)
+  ScriptedModel(const text::Tokenizer& tok, std::vector<ScriptedReply> replies, int64_t max_positions = 1 << 24)
       : tok_(tok), replies_(std::move(replies)) {
     info_.family = "scripted";
     info_.model_type = "scripted";
