@@ -10,11 +10,9 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const DS4 = process.env.DS4_BINARY || path.join(ROOT, 'build', 'ds4');
 const SCRIPTED = process.env.DS4_SCRIPTED_SERVER || path.join(ROOT, 'build', 'ds4_scripted_server');
 
-function loadOpenAI() {
-  const modules = execFileSync('bash', [path.join(ROOT, 'tools', 'fetch-openai-client.sh')], { encoding: 'utf8' }).trim();
-  return require(path.join(modules, 'openai'));
-}
-const OpenAI = loadOpenAI();
+const OPENAI_MODULE = path.join(
+  execFileSync('bash', [path.join(ROOT, 'tools', 'fetch-openai-client.sh')], { encoding: 'utf8' }).trim(), 'openai');
+const OpenAI = require(OPENAI_MODULE);
 
 function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -145,6 +143,6 @@ async function apiError(promise) {
 }
 
 module.exports = {
-  OpenAI, ROOT, DS4, makeTestModel, startServe, startScripted, stopProcess, metric, eventually, promptTokens,
+  OpenAI, OPENAI_MODULE, ROOT, DS4, makeTestModel, startServe, startScripted, stopProcess, metric, eventually, promptTokens,
   collectChat, apiError, tempDir,
 };
