@@ -7,4 +7,8 @@ export DS4_TOKENIZER_CACHE="${DS4_TOKENIZER_CACHE:-$(bash tools/fetch-tokenizers
 build="${DS4_BUILD_DIR:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
-cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 600
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 600)
+# The server's parsers under libFuzzer (clang, ASan + UBSan) for a bounded number of executions.
+cmake -S . -B "$build-fuzz" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DDS4_FUZZ=ON -DDS4_TESTS=OFF >/dev/null
+cmake --build "$build-fuzz" -j"$(nproc)" --target fuzz_request_parser fuzz_tool_call_parser
+cd "$build-fuzz" && ctest --output-on-failure -L fuzz --timeout 600
