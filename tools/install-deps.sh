@@ -5,7 +5,8 @@ pkgs=(build-essential cmake ninja-build pkg-config git ca-certificates
       libgtest-dev libgmock-dev libbenchmark-dev
       nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libfmt-dev
       libpcre2-dev libutf8proc-dev libxxhash-dev libzstd-dev
-      python3 clang libclang-rt-14-dev libomp-dev)
+      python3 clang libclang-rt-14-dev libomp-dev  # clang + libFuzzer for the fuzz targets
+      wamerican)  # a word list: the default model's English is checked against it
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

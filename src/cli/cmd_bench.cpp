@@ -14,7 +14,8 @@
 namespace {
 struct Args {
   std::string model, config, prefill = "128";
-  bool random_weights = false;
+  bool random_weights = false, reference = false;
+  std::string python = "python3";
   int64_t layers = 0, experts = 0, ple_vocab_base = 0, decode = 32, threads = 0;
   uint64_t seed = 1;
 };
@@ -46,6 +47,43 @@ nlohmann::json shrink(nlohmann::json j, const Args& a) {
   return j;
 }
 
+// transformers on the same shape (tools/oracle/bench_transformers.py), so the ratio is measured in one run.
+void print_reference(const Args& a, const std::vector<double>& ours_prefill, double ours_decode) {
+  const std::string config = a.config.empty() ? a.model + "/config.json" : a.config;
+  std::string cmd = a.python + " " + std::string(DS4_SOURCE_DIR) + "/tools/oracle/bench_transformers.py --config '" +
+                    config + "' --prefill " + a.prefill + " --decode " + std::to_string(a.decode);
+  if (a.layers) cmd += " --layers " + std::to_string(a.layers);
+  if (a.experts) cmd += " --experts " + std::to_string(a.experts);
+  if (a.ple_vocab_base) cmd += " --ple-vocab-base " + std::to_string(a.ple_vocab_base);
+  std::fflush(stdout);
+  FILE* p = popen((cmd + " 2>/dev/null | tail -n 1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  if (p) pclose(p);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(out);
+  } catch (const nlohmann::json::exception&) {
+    throw ds4::Error(ds4::ErrorKind::InvalidArgument,
+                     "--reference: the transformers benchmark printed no result (needs python3 with torch and "
+                     "transformers 5.17): " + cmd);
+  }
+  std::printf("\ntransformers %s on %s, bf16, sdpa:\n", "5.17", j.value("transformers_device", "?").c_str());
+  std::printf("| phase   | tokens | transformers tokens/s | ds4 tokens/s | ds4 / transformers |\n");
+  std::printf("|---------|-------:|----------------------:|-------------:|-------------------:|\n");
+  for (size_t i = 0; i < j["prefill"].size() && i < ours_prefill.size(); i++) {
+    const double t = j["prefill"][i]["tokens_per_s"].get<double>();
+    std::printf("| prefill | %6d | %21.1f | %12.1f | %17.1fx |\n", j["prefill"][i]["tokens"].get<int>(), t,
+                ours_prefill[i], ours_prefill[i] / t);
+  }
+  if (!j["decode"].is_null() && ours_decode > 0) {
+    const double t = j["decode"]["tokens_per_s"].get<double>();
+    std::printf("| decode  | %6d | %21.1f | %12.1f | %17.1fx |\n", j["decode"]["tokens"].get<int>(), t, ours_decode,
+                ours_decode / t);
+  }
+}
+
 void run(const Args& a) {
   if (a.threads > 0) omp_set_num_threads(int(a.threads));
   std::unique_ptr<ds4::Model> model;
@@ -68,6 +106,8 @@ void run(const Args& a) {
   std::printf("parameters: %.2f M total, %.2f M read per decoded token (%.1f MB)\n\n", info.total_params / 1e6,
               info.active_params / 1e6, active_bytes / 1e6);
   std::printf("| phase   | tokens | seconds | tokens/s | weight GB/s |\n|---------|-------:|--------:|---------:|------------:|\n");
+  std::vector<double> ours_prefill;
+  double ours_decode = 0;
   const int64_t V = info.vocab_size;
   std::vector<float> logits;
   for (int32_t P : ds4::cli::parse_token_list(a.prefill)) {
@@ -78,6 +118,7 @@ void run(const Args& a) {
     model->forward(*st, prompt, logits, false);
     double dt = now() - t0;
     std::printf("| prefill | %6d | %7.3f | %8.1f | %11s |\n", P, dt, P / dt, "-");
+    ours_prefill.push_back(P / dt);
     if (a.decode > 0) {
       int32_t tok = prompt.back();
       t0 = now();
@@ -88,8 +129,10 @@ void run(const Args& a) {
       dt = now() - t0;
       std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.2f |\n", (long long)a.decode, dt, a.decode / dt,
                   active_bytes * a.decode / dt / 1e9);
+      ours_decode = a.decode / dt;
     }
   }
+  if (a.reference) print_reference(a, ours_prefill, ours_decode);
 }
 
 ds4::cli::RegisterCommand reg([](CLI::App& app) {
@@ -105,6 +148,8 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   sub->add_option("--prefill", args->prefill, "Prompt lengths, comma-separated");
   sub->add_option("--decode", args->decode, "Decode steps after each prefill");
   sub->add_option("--threads", args->threads, "CPU threads (default: all)");
+  sub->add_flag("--reference", args->reference, "Also time transformers on the same shape (GPU machine)");
+  sub->add_option("--python", args->python, "Python with torch and transformers, for --reference");
   sub->callback([args] { run(*args); });
 });
 }  // namespace

@@ -8,6 +8,87 @@
 #include "text/tokenizer.h"
 
 namespace ds4::engine {
+namespace {
+
+// Turns logits rows into emitted tokens: sampling, logprobs, eos, stop strings, streaming, cancellation.
+// Speculative and plain decoding share it, so both emit exactly the same stream.
+class Emitter {
+ public:
+  Emitter(const Model& model, const text::Tokenizer* tokenizer, const GenerationRequest& req,
+          const TokenCallback& on_token, GenerationResult& res)
+      : info_(model.info()), req_(req), on_token_(on_token), res_(res), sampler_(req.sampling, res.seed),
+        stops_(req.stop) {
+    if (tokenizer) decoder_.emplace(*tokenizer);
+  }
+
+  // Samples the token of one row and emits it. Returns false when generation is over (finish_reason set).
+  bool emit(std::span<const float> row, int64_t pos, int32_t* token) {
+    TokenEvent ev;
+    try {
+      ev.token = sampler_.sample(row, pos);
+      if (req_.top_logprobs >= 0) {
+        auto lp = log_softmax(row, pos);
+        ev.logprob = lp[size_t(ev.token)];
+        ev.top = top_logprobs(lp, size_t(req_.top_logprobs));
+      }
+    } catch (const Error& e) {
+      // The state that produced this row is discarded with the caller's scope; nothing is emitted.
+      res_.finish_reason = "error";
+      res_.error = e;
+      return false;
+    }
+    *token = ev.token;
+    sampler_.accept(ev.token);
+    res_.tokens.push_back(ev.token);
+    const bool eos = !req_.ignore_eos &&
+                     std::find(info_.eos_ids.begin(), info_.eos_ids.end(), int64_t(ev.token)) != info_.eos_ids.end();
+    bool stopped = eos;
+    if (decoder_ && !eos) {
+      StopFeed f = stops_.feed(decoder_->push(ev.token));
+      ev.text = std::move(f.text);
+      stopped = f.stopped;
+    }
+    res_.text += ev.text;
+    if (on_token_ && !on_token_(ev)) {
+      res_.finish_reason = "cancelled";
+      return false;
+    }
+    if (stopped) {
+      res_.finish_reason = "stop";
+      return false;
+    }
+    if (int64_t(res_.tokens.size()) >= req_.max_tokens) {
+      res_.finish_reason = "length";
+      return false;
+    }
+    return true;
+  }
+
+  // Releases what the decoder and the stop matcher still hold (nothing after a stop string matched).
+  void finish() {
+    if (!decoder_ || stops_.stopped() || res_.finish_reason == "error") return;
+    std::string tail = stops_.feed(decoder_->flush()).text;
+    if (stops_.stopped()) res_.finish_reason = "stop";
+    else tail += stops_.flush();
+    if (!tail.empty()) {
+      res_.text += tail;
+      if (on_token_) on_token_(TokenEvent{-1, tail, std::nullopt, {}});
+    }
+  }
+
+ private:
+  const ModelInfo& info_;
+  const GenerationRequest& req_;
+  const TokenCallback& on_token_;
+  GenerationResult& res_;
+  Sampler sampler_;
+  std::optional<text::StreamDecoder> decoder_;
+  StopMatcher stops_;
+};
+
+int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+}  // namespace
 
 GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, const GenerationRequest& req,
                           const TokenCallback& on_token) {
@@ -21,62 +102,58 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
   GenerationResult res;
   res.prompt_tokens = int64_t(req.prompt.size());
   res.seed = seed_or_os(req.seed);
-  Sampler sampler(req.sampling, res.seed);  // validates the parameters before any compute
+  Emitter out(model, tokenizer, req, on_token, res);  // validates the sampling parameters before any compute
+  res.finish_reason = "length";
+  if (req.max_tokens == 0) return res;
 
-  std::optional<text::StreamDecoder> decoder;
-  if (tokenizer) decoder.emplace(*tokenizer);
-  StopMatcher stops(req.stop);
   auto state = model.new_state();
   std::vector<float> logits;
   model.forward(*state, req.prompt, logits, false);
-  res.finish_reason = "length";
-  for (int64_t i = 0; i < req.max_tokens; i++) {
-    const int64_t pos = state->position();
-    TokenEvent ev;
-    try {
-      ev.token = sampler.sample(logits, pos);
-      if (req.top_logprobs >= 0) {
-        auto lp = log_softmax(logits, pos);
-        ev.logprob = lp[size_t(ev.token)];
-        ev.top = top_logprobs(lp, size_t(req.top_logprobs));
-      }
-    } catch (const Error& e) {
-      // The state that produced this row is discarded with this function's scope; nothing is emitted.
-      res.finish_reason = "error";
-      res.error = e;
-      return res;
+  int32_t tok = 0;
+  if (!out.emit(logits, state->position(), &tok)) return out.finish(), res;
+
+  if (!req.speculative || !model.has_draft_head()) {
+    while (true) {
+      model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
+      if (!out.emit(logits, state->position(), &tok)) break;
     }
-    sampler.accept(ev.token);
-    res.tokens.push_back(ev.token);
-    const bool eos = !req.ignore_eos &&
-                     std::find(info.eos_ids.begin(), info.eos_ids.end(), int64_t(ev.token)) != info.eos_ids.end();
-    bool stopped = eos;
-    if (decoder && !eos) {
-      StopFeed f = stops.feed(decoder->push(ev.token));
-      ev.text = std::move(f.text);
-      stopped = f.stopped;
-    }
-    res.text += ev.text;
-    if (on_token && !on_token(ev)) {
-      res.finish_reason = "cancelled";
-      return res;
-    }
-    if (stopped) {
-      res.finish_reason = "stop";
-      break;
-    }
-    if (i + 1 < req.max_tokens) model.forward(*state, std::span<const int32_t>(&ev.token, 1), logits, false);
+    out.finish();
+    return res;
   }
-  // Release what the decoder and the stop matcher still hold (nothing after a stop string matched).
-  if (decoder && !stops.stopped()) {
-    std::string tail = stops.feed(decoder->flush()).text;
-    if (stops.stopped()) res.finish_reason = "stop";
-    else tail += stops.flush();
-    if (!tail.empty()) {
-      res.text += tail;
-      if (on_token) on_token(TokenEvent{-1, tail, std::nullopt, {}});
+
+  // Depth-1 speculation. Invariant at the top of the loop: the state holds the sequence up to the token
+  // before `tok`, the head has seen every pair but (h_last, tok), and `tok` was emitted.
+  std::vector<float> draft_logits, rows;
+  std::vector<int32_t> pairs(req.prompt.begin() + 1, req.prompt.end());
+  pairs.push_back(tok);
+  model.draft(*state, pairs, draft_logits, false);
+  const int64_t V = info.vocab_size;
+  while (true) {
+    // The draft is the head's greedy guess; the sampler alone decides what is emitted.
+    const int32_t draft = argmax(draft_logits);
+    auto before = state->clone();
+    const int32_t verify[2] = {tok, draft};
+    model.forward(*state, verify, rows, true);
+    res.drafted++;
+    int32_t next = 0;
+    const int64_t pos = state->position() - 1;  // the position of the row of `tok`
+    if (!out.emit(std::span<const float>(rows.data(), size_t(V)), pos, &next)) break;
+    if (next == draft) {
+      res.accepted++;
+      int32_t after = 0;
+      if (!out.emit(std::span<const float>(rows.data() + V, size_t(V)), pos + 1, &after)) break;
+      const int32_t new_pairs[2] = {draft, after};
+      model.draft(*state, new_pairs, draft_logits, false);
+      tok = after;
+    } else {
+      // Rejected: back to the state after `tok` alone (the draft's position is dropped).
+      state = std::move(before);
+      model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
+      model.draft(*state, std::span<const int32_t>(&next, 1), draft_logits, false);
+      tok = next;
     }
   }
+  out.finish();
   return res;
 }
 

@@ -26,6 +26,10 @@ struct GenerationRequest {
   std::optional<uint64_t> seed;    // absent: drawn from the OS and reported in the result
   std::vector<std::string> stop;   // stop strings, matched on text
   bool ignore_eos = false;
+  // Draft one token ahead with the model's MTP head and verify it in the same forward as the last token.
+  // Never changes the emitted tokens (shared/SAMPLING.md), only how many forwards they take. Ignored when
+  // the model has no draft head.
+  bool speculative = false;
   int top_logprobs = -1;           // -1: no logprobs; 0..20: the chosen token's logprob and this many alternatives
 };
 
@@ -46,6 +50,7 @@ struct GenerationResult {
   int64_t prompt_tokens = 0;
   uint64_t seed = 0;
   std::optional<Error> error;   // set when finish_reason == "error" (e.g. invalid_logits)
+  int64_t drafted = 0, accepted = 0;  // speculative decoding: drafts verified, and of those accepted
 };
 
 // Called for every emitted token; returning false cancels the request at that token (client gone).

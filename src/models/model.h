@@ -38,6 +38,14 @@ class Model {
   // all_positions, else only the last row [vocab]. A chunked run equals one call over all tokens.
   virtual void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
                        bool all_positions) const = 0;
+
+  // The draft head for speculative decoding (MTP), when the checkpoint carries one.
+  virtual bool has_draft_head() const { return false; }
+  // Feeds the draft head the pairs (h_s, x_{s+1}) for the positions of the last forward() on this state:
+  // next_tokens[i] is the token that followed its i-th position (so at most as many as that call had).
+  // Writes the draft logits (predicting x_{s+2}) of the last pair, or of every pair when all_positions.
+  virtual void draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
+                     bool all_positions) const;
 };
 
 using LogFn = std::function<void(const std::string&)>;

@@ -29,3 +29,11 @@ std::unique_ptr<Model> random_model(const nlohmann::json& j, uint64_t seed, cons
 }
 
 }  // namespace ds4
+
+namespace ds4 {
+
+void Model::draft(SequenceState&, std::span<const int32_t>, std::vector<float>&, bool) const {
+  throw Error(ErrorKind::Unsupported, "this model has no draft head");
+}
+
+}  // namespace ds4

@@ -35,7 +35,7 @@ void add_symbol(std::vector<Symbol>& syms, int32_t id, uint32_t len) {
 
 }  // namespace
 
-BpeModel::BpeModel(const JsonNode& model) {
+BpeModel::BpeModel(const JsonNode& model, const TokenizerJson& file) {
   if (auto dropout = model.find("dropout")) {
     if (!dropout->json().is_number()) dropout->fail("expected a number");
     if (dropout->json().get<double>() > 0) dropout->fail("BPE dropout is not supported (it makes tokenization random)");
@@ -48,30 +48,24 @@ BpeModel::BpeModel(const JsonNode& model) {
   ignore_merges_ = model.bool_or("ignore_merges", false);
 
   JsonNode vocab = model.at("vocab");
-  const auto& entries = vocab.object();
-  vocab_.reserve(entries.size());
-  int64_t max_id = -1;
-  for (const auto& [token, id_json] : entries) {
-    if (!id_json.is_number_integer()) vocab.fail("id of '" + token + "' is not an integer");
-    int64_t id = id_json.get<int64_t>();
-    if (id < 0 || id >= kMaxId) vocab.fail("id of '" + token + "' is out of range: " + std::to_string(id));
-    vocab_.emplace(token, static_cast<int32_t>(id));
-    max_id = std::max(max_id, id);
+  vocab.object();  // must be an object (the reader only diverts it when it is)
+  std::vector<Vocab::Entry> entries;
+  entries.reserve(file.vocab.size());
+  for (const auto& e : file.vocab) {
+    std::string token(file.vocab_token(e));
+    if (!e.id_is_integer) vocab.fail("id of '" + token + "' is not an integer");
+    if (e.id < 0 || e.id >= kMaxId) vocab.fail("id of '" + token + "' is out of range: " + std::to_string(e.id));
+    entries.push_back({e.offset, e.len, static_cast<int32_t>(e.id)});
   }
-  tokens_.resize(static_cast<size_t>(max_id + 1));
-  has_token_.assign(tokens_.size(), false);
-  for (const auto& [token, id] : vocab_) {
-    tokens_[id] = token;
-    has_token_[id] = true;
-  }
+  vocab_ = Vocab(file.vocab_text, entries);
 
   bmp_char_id_.assign(0x10000, -1);
-  for (const auto& [token, id] : vocab_) {
+  vocab_.for_each([&](std::string_view token, int32_t id) {
     size_t i = 0;
-    if (token.empty()) continue;
+    if (token.empty()) return;
     char32_t cp = utf8::next(token, i);
     if (i == token.size() && cp < 0x10000) bmp_char_id_[cp] = id;
-  }
+  });
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
@@ -79,50 +73,40 @@ BpeModel::BpeModel(const JsonNode& model) {
   }
 
   JsonNode merges = model.at("merges");
-  const auto& list = merges.array();
-  merges_.reserve(list.size());
+  merges.array();  // must be an array (the reader only diverts it when it is)
+  merges_.reserve(file.merges.size());
   size_t prefix_len = continuing_subword_prefix_ ? continuing_subword_prefix_->size() : 0;
   uint32_t rank = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const auto& m = list[i];
-    std::string a, b;
-    if (m.is_string()) {
-      const auto& line = m.get_ref<const std::string&>();
-      if (line.rfind("#version", 0) == 0) continue;  // header line of merges.txt files, not a merge
+  std::string merged;
+  auto at = [&](size_t i) { return JsonNode(merges.json(), merges.file(), merges.path() + "[" + std::to_string(i) + "]"); };
+  for (size_t i = 0; i < file.merges.size(); ++i) {
+    const auto& m = file.merges[i];
+    std::string_view a = file.merge_a(m), b = file.merge_b(m);
+    if (m.form == TokenizerJson::MergeForm::Malformed) at(i).fail("a merge must be [\"a\", \"b\"] or \"a b\"");
+    if (m.form == TokenizerJson::MergeForm::Line) {
+      std::string_view line = a;
+      if (line.substr(0, 8) == "#version") continue;  // header line of merges.txt files, not a merge
       size_t sp = line.find(' ');
       if (sp == std::string::npos || line.find(' ', sp + 1) != std::string::npos)
-        merges.element(i).fail("a merge written as a string must be two tokens separated by one space");
+        at(i).fail("a merge written as a string must be two tokens separated by one space");
       a = line.substr(0, sp);
       b = line.substr(sp + 1);
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      a = m[0].get<std::string>();
-      b = m[1].get<std::string>();
-    } else {
-      merges.element(i).fail("a merge must be [\"a\", \"b\"] or \"a b\"");
     }
     int32_t ia = lookup(a), ib = lookup(b);
-    if (ia < 0 || ib < 0) merges.element(i).fail("merge uses '" + (ia < 0 ? a : b) + "', which is not in the vocabulary");
-    std::string merged = a + (b.size() >= prefix_len ? b.substr(prefix_len) : std::string());
+    if (ia < 0 || ib < 0)
+      at(i).fail("merge uses '" + std::string(ia < 0 ? a : b) + "', which is not in the vocabulary");
+    merged.assign(a);
+    if (b.size() > prefix_len) merged.append(b.substr(prefix_len));
     int32_t im = lookup(merged);
-    if (im < 0) merges.element(i).fail("merged token '" + merged + "' is not in the vocabulary");
+    if (im < 0) at(i).fail("merged token '" + merged + "' is not in the vocabulary");
     merges_.put(ia, ib, {rank++, im});
   }
-}
-
-int32_t BpeModel::lookup(std::string_view token) const {
-  auto it = vocab_.find(token);
-  return it == vocab_.end() ? -1 : it->second;
 }
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
   int32_t id = lookup(token);
   if (id < 0) return std::nullopt;
   return id;
-}
-
-const std::string* BpeModel::id_to_token(int32_t id) const {
-  if (id < 0 || static_cast<size_t>(id) >= tokens_.size() || !has_token_[id]) return nullptr;
-  return &tokens_[id];
 }
 
 int32_t BpeModel::bare_char_id(std::string_view ch) const {

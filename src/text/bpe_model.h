@@ -13,37 +13,37 @@
 
 #include "text/json_node.h"
 #include "text/merge_table.h"
-#include "text/string_hash.h"
+#include "text/tokenizer_json.h"
+#include "text/vocab.h"
 #include "text/word_cache.h"
 
 namespace ds4::text {
 
 class BpeModel {
  public:
-  // `model` is the "model" object; throws ds4::Error(Tokenizer) naming the file when it is malformed.
-  explicit BpeModel(const JsonNode& model);
+  // `model` is the "model" object; its vocab and merges are read from `file` (where the streaming reader
+  // put them). Throws ds4::Error(Tokenizer) naming the file when they are malformed.
+  BpeModel(const JsonNode& model, const TokenizerJson& file);
 
   // Appends the ids of one pre-tokenized piece.
   void tokenize(std::string_view piece, std::vector<int32_t>& out) const;
 
   std::optional<int32_t> token_to_id(std::string_view token) const;
-  // nullptr when no vocabulary entry has this id.
-  const std::string* id_to_token(int32_t id) const;
+  // nullopt when no vocabulary entry has this id.
+  std::optional<std::string_view> id_to_token(int32_t id) const { return vocab_.token(id); }
   // The number of vocabulary entries (HF's get_vocab_size, which numbers new added tokens).
   size_t vocab_entries() const { return vocab_.size(); }
-  int32_t max_id() const { return static_cast<int32_t>(tokens_.size()) - 1; }
+  int32_t max_id() const { return vocab_.max_id(); }
 
  private:
-  int32_t lookup(std::string_view token) const;
+  int32_t lookup(std::string_view token) const { return vocab_.find(token); }
   // The id of a single character as it stands, or -1.
   int32_t bare_char_id(std::string_view ch) const;
   // The id of one character of a piece (prefix/suffix applied), or -1.
   int32_t char_id(std::string_view ch, bool first, bool last, std::string& buf) const;
   void merge_word(std::string_view piece, std::vector<int32_t>& out) const;
 
-  StringMap<int32_t> vocab_;
-  std::vector<std::string> tokens_;    // by id
-  std::vector<bool> has_token_;        // by id
+  Vocab vocab_;
   std::vector<int32_t> bmp_char_id_;   // id of each single BMP character (no prefix/suffix), -1 if none
   MergeTable merges_;
   std::optional<std::string> continuing_subword_prefix_, end_of_word_suffix_, unk_token_;

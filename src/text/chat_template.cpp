@@ -1,5 +1,6 @@
 #include "text/chat_template.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,8 +23,7 @@ Value to_value(const json& j) {
     case json::value_t::number_integer: return Value(j.get<int64_t>());
     case json::value_t::number_unsigned: {
       auto u = j.get<uint64_t>();
-      if (u > static_cast<uint64_t>(INT64_MAX))
-        throw Error(ErrorKind::Unsupported, "integer " + std::to_string(u) + " in the template context exceeds 64 bits");
+      if (u > static_cast<uint64_t>(INT64_MAX)) return Value::object(std::make_shared<jinja::BigInt>(std::to_string(u)));
       return Value(static_cast<int64_t>(u));
     }
     case json::value_t::number_float: return Value(j.get<double>());
@@ -83,10 +83,17 @@ ChatTemplate ChatTemplate::parse(const std::string& source) {
   return t;
 }
 
-std::string ChatTemplate::render(const nlohmann::ordered_json& context) const {
-  if (!context.is_object()) throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
+std::string ChatTemplate::render(const nlohmann::ordered_json& context) const { return render({&context}); }
+
+std::string ChatTemplate::render(std::initializer_list<const nlohmann::ordered_json*> layers,
+                                 const std::vector<std::string>& skip) const {
+  if (!ast_) throw Error(ErrorKind::Template, "no chat template was parsed");
   jinja::DictData vars;
-  for (const auto& [k, v] : context.items()) vars.set(Value(k), to_value(v));
+  for (const json* layer : layers) {
+    if (!layer->is_object()) throw Error(ErrorKind::InvalidArgument, "template context must be a JSON object");
+    for (const auto& [k, v] : layer->items())
+      if (std::find(skip.begin(), skip.end(), k) == skip.end()) vars.set(Value(k), to_value(v));
+  }
   jinja::Interpreter interpreter(*ast_);
   return interpreter.render(vars);
 }
@@ -110,20 +117,34 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
     if (ct.is_string()) {
       m.templates_.emplace("default", parse_named(ct.get<std::string>(), m.origin_));
     } else if (ct.is_array()) {
+      m.named_templates_ = true;
       for (const auto& entry : ct) {
         if (!entry.is_object() || !entry.contains("name") || !entry.contains("template") ||
             !entry["name"].is_string() || !entry["template"].is_string())
           throw Error(ErrorKind::Format, m.origin_ + ": chat_template list entries must be {\"name\", \"template\"} strings");
         std::string name = entry["name"].get<std::string>();
-        m.templates_.emplace(name, parse_named(entry["template"].get<std::string>(), m.origin_ + " (" + name + ")"));
+        m.templates_.insert_or_assign(name, parse_named(entry["template"].get<std::string>(), m.origin_ + " (" + name + ")"));
       }
     } else {
       throw Error(ErrorKind::Format, m.origin_ + ": chat_template must be a string or a list of named templates");
     }
-  } else {
+  }
+  // Named templates saved as additional_chat_templates/NAME.jinja (transformers' CHAT_TEMPLATE_DIR).
+  fs::path extra_dir = dir / "additional_chat_templates";
+  if (fs::is_directory(extra_dir)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(extra_dir))
+      if (e.is_regular_file() && e.path().extension() == ".jinja") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      m.named_templates_ = true;
+      if (m.origin_.empty()) m.origin_ = extra_dir.string();
+      m.templates_.insert_or_assign(f.stem().string(), parse_named(read_file(f), f.string()));
+    }
+  }
+  if (m.templates_.empty())
     throw Error(ErrorKind::Io, "no chat template in " + model_dir +
                                    " (expected chat_template.jinja or \"chat_template\" in tokenizer_config.json)");
-  }
 
   // transformers 5 (PreTrainedTokenizerBase.special_tokens_map): the named special tokens that are set,
   // then any other "*_token" entry holding a token (model-specific special tokens).
@@ -148,16 +169,6 @@ ModelChatTemplate ModelChatTemplate::load(const std::string& model_dir) {
   return m;
 }
 
-nlohmann::ordered_json ModelChatTemplate::context(const nlohmann::ordered_json& request) const {
-  if (!request.is_object()) throw Error(ErrorKind::InvalidArgument, "the render request must be a JSON object");
-  json ctx = special_tokens_;
-  ctx["tools"] = nullptr;
-  ctx["documents"] = nullptr;
-  ctx["add_generation_prompt"] = false;
-  for (const auto& [k, v] : request.items()) ctx[k] = v;
-  return ctx;
-}
-
 const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
   auto it = templates_.find(name);
   if (it == templates_.end()) {
@@ -166,13 +177,6 @@ const ChatTemplate& ModelChatTemplate::get(const std::string& name) const {
     throw Error(ErrorKind::Template, origin_ + " has no chat template named '" + name + "' (available: " + names + ")");
   }
   return it->second;
-}
-
-std::string ModelChatTemplate::render(const nlohmann::ordered_json& request) const {
-  json ctx = context(request);
-  std::string name = "default";
-  if (templates_.size() > 1 && !ctx["tools"].is_null() && templates_.count("tool_use")) name = "tool_use";
-  return get(name).render(ctx);
 }
 
 }  // namespace ds4::text

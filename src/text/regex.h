@@ -2,7 +2,11 @@
 // Oniguruma (Ruby syntax); we compile them with PCRE2 (UTF + UCP, JIT) after rewriting the few constructs
 // whose meaning differs between the two engines, and we step through matches the way the onig crate's
 // find_iter does. Both are backtracking engines, so alternation order and lookaheads such as
-// `\s+(?!\S)` behave the same.
+// `\s+(?!\S)` behave the same. Rewritten: \s and \S (White_Space exactly), \w \W \d \D \h \H (Ruby
+// meanings), \p{^X}, \uHHHH, and (?m). PCRE2's Unicode tables are older than Oniguruma's; characters
+// assigned since are matched through stand-ins of the same class (unicode_additions.h). Not supported:
+// nested classes (set operations); \S and \W inside a class keep PCRE2's meaning (\S there includes
+// U+180E).
 #pragma once
 #include <cstddef>
 #include <string>

@@ -12,7 +12,7 @@ StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool skip_special_token
 
 std::string StreamDecoder::push(int32_t id) {
   const Tokenizer::Impl& t = *tokenizer_.impl_;
-  const std::string* tok = t.token_string(id);
+  auto tok = t.token_string(id);
   if (!tok || t.skipped(*tok, skip_special_tokens_)) return {};  // decode drops these ids too
   std::string out;
   if (byte_level_) {

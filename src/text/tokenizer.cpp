@@ -1,31 +1,12 @@
 #include "text/tokenizer.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
 #include "text/tokenizer_impl.h"
+#include "text/tokenizer_json.h"
 #include "text/utf8.h"
 
 namespace ds4::text {
 namespace {
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(ErrorKind::Tokenizer, "tokenizer file '" + path + "': " + what);
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot be opened for reading");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) fail(path, "read error");
-  try {
-    return nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(path, std::string("is not valid JSON: ") + e.what());
-  }
-}
 
 // Per-thread working storage of encode, reused across calls.
 struct EncodeScratch {
@@ -37,16 +18,16 @@ struct EncodeScratch {
 }  // namespace
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-  nlohmann::json doc = read_json(path);
-  JsonNode root(doc, path, "");
-  if (!doc.is_object()) root.fail("expected a JSON object at the top level");
+  TokenizerJson file = read_tokenizer_json(path);
+  JsonNode root(file.doc, path, "");
+  if (!file.doc.is_object()) root.fail("expected a JSON object at the top level");
   auto impl = std::make_shared<Impl>();
   impl->path = path;
 
   JsonNode model = root.at("model");
   std::string type = model.str_or("type", "BPE");  // HF infers BPE from its fields when "type" is absent
   if (type != "BPE") model.at("type").fail("unsupported model type '" + type + "' (supported: BPE)");
-  impl->model = std::make_unique<BpeModel>(model);
+  impl->model = std::make_unique<BpeModel>(model, file);
 
   if (auto n = root.find("normalizer")) impl->normalizer = make_normalizer(*n);
   if (auto p = root.find("pre_tokenizer")) impl->pre_tokenizer = make_pre_tokenizer(*p);
@@ -108,8 +89,8 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_to
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
-    const std::string* tok = t.token_string(id);
-    if (tok && !t.skipped(*tok, skip_special_tokens)) tokens.push_back(*tok);
+    auto tok = t.token_string(id);
+    if (tok && !t.skipped(*tok, skip_special_tokens)) tokens.emplace_back(*tok);
   }
   std::string text;
   if (t.decoder) {
@@ -130,13 +111,13 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
 }
 
 std::string Tokenizer::id_to_token(int32_t id) const {
-  const std::string* tok = impl_->token_string(id);
+  auto tok = impl_->token_string(id);
   if (!tok) throw Error(ErrorKind::Tokenizer, "id " + std::to_string(id) + " is not in the vocabulary of '" + impl_->path + "'");
-  return *tok;
+  return std::string(*tok);
 }
 
 bool Tokenizer::is_special(int32_t id) const {
-  const std::string* tok = impl_->token_string(id);
+  auto tok = impl_->token_string(id);
   return tok && impl_->added->is_special_content(*tok);
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "text/added_vocabulary.h"
 #include "text/bpe_model.h"
@@ -24,12 +25,12 @@ struct Tokenizer::Impl {
   std::unique_ptr<Decoder> decoder;               // may be null
 
   // The string HF decodes an id as (added tokens first), or null for an unknown id.
-  const std::string* token_string(int32_t id) const {
-    if (const AddedToken* t = added->token(id)) return &t->content;
+  std::optional<std::string_view> token_string(int32_t id) const {
+    if (const AddedToken* t = added->token(id)) return std::string_view(t->content);
     return model->id_to_token(id);
   }
   // Whether decode skips the id when asked to skip special tokens.
-  bool skipped(const std::string& token, bool skip_special_tokens) const {
+  bool skipped(std::string_view token, bool skip_special_tokens) const {
     return skip_special_tokens && added->is_special_content(token);
   }
 };

@@ -168,6 +168,7 @@ TEST(CheckpointLoadLog, SaysVisionAndMtpWeightsAreNotUsed) {
   std::string all;
   for (auto& l : lines) all += l + "\n";
   EXPECT_NE(all.find("vision weights present but not used"), std::string::npos) << all;
+  // vl_bf16 carries an incomplete mtp.* set: reported, and the main model still loads.
   EXPECT_NE(all.find("mtp weights present but not used"), std::string::npos) << all;
   EXPECT_EQ(all.find("warning"), std::string::npos) << all;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace ds4::test {

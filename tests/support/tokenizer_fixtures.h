@@ -3,6 +3,7 @@
 // HF `tokenizers` into tests/fixtures/tokenizer/.
 #pragma once
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -21,6 +22,12 @@ namespace ds4::test {
 inline std::string tokenizer_fixtures() { return fixtures_dir() + "/tokenizer"; }
 
 inline bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// A scratch file path private to this process (ctest runs tests in parallel processes, and other
+// checkouts may run theirs in the same temporary directory).
+inline std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/ds4_" + std::to_string(getpid()) + "_" + name;
+}
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::ifstream in(path);
@@ -72,7 +79,7 @@ inline std::string write_qwen3_marks_file() {
       ++replaced;
     }
   if (replaced != 1) throw std::runtime_error("unexpected Qwen3 pre_tokenizer layout");
-  std::string path = ::testing::TempDir() + "/qwen3_marks_tokenizer.json";
+  std::string path = temp_path("qwen3_marks_tokenizer.json");
   std::ofstream(path) << doc.dump();
   return path;
 }

@@ -26,10 +26,13 @@ std::string slurp(const std::string& path) {
 
 // Runs `ds4 ARGS < stdin_text`; arguments are passed through the shell, so they must be quoted.
 Result run_ds4(const std::string& args, const std::string& stdin_text = "") {
-  std::string dir = ::testing::TempDir();
-  std::string in = dir + "/cli_in.txt", out = dir + "/cli_out.txt", err = dir + "/cli_err.txt";
+  std::string in = temp_path("cli_in.txt"), out = temp_path("cli_out.txt"), err = temp_path("cli_err.txt");
   std::ofstream(in) << stdin_text;
-  std::string cmd = "'" + ds4_binary() + "' tokenize " + args + " < '" + in + "' > '" + out + "' 2> '" + err + "'";
+  // Built with append: GCC 12 warns falsely (-Wrestrict) on a long chain of operator+ here.
+  std::string cmd = "'";
+  for (const std::string& part : {ds4_binary(), std::string("' tokenize "), args, std::string(" < '"), in,
+                                  std::string("' > '"), out, std::string("' 2> '"), err, std::string("'")})
+    cmd += part;
   int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }

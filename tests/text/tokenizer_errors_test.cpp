@@ -21,7 +21,7 @@ nlohmann::json minimal() {
 }
 
 std::string write(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = temp_path(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -46,7 +46,7 @@ TEST(TokenizerErrors, MinimalFileLoads) {
 }
 
 TEST(TokenizerErrors, MissingFile) {
-  std::string path = ::testing::TempDir() + "/does_not_exist.json";
+  std::string path = temp_path("does_not_exist.json");
   try {
     text::Tokenizer::from_file(path);
     ADD_FAILURE();

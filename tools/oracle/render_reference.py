@@ -12,9 +12,11 @@ Each line is one case:
   {"name", "kind": "feature", "template", "context", "error", "python_error"} Jinja2 refused it; "error" is a
                                                                              substring of its message
   {"name", "kind": "model", "model", "template_sha256", "request", "expected" | "error", ...}
-  {"name", "kind": "model_dir", "files", "request", "expected"}              a small model directory
-For model cases the context is what apply_chat_template passes: the tokenizer's special tokens, tools=None,
-documents=None, add_generation_prompt=False, then the request's keys.
+  {"name", "kind": "model_dir", "files", "request", "expected" | "error", ...} a small model directory
+Model cases render the way apply_chat_template(messages, tokenize=False, **request) does (see
+template_env.apply_chat_template): the context is the tokenizer's special tokens, tools=None,
+documents=None, add_generation_prompt=False, then the request's keys; "chat_template" and
+"continue_final_message" are apply_chat_template's own arguments.
 """
 
 import argparse
@@ -27,7 +29,7 @@ import jinja2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from template_cases import DIR_CASES, ERROR_CASES, FEATURE_CASES, MODEL_CASES, MODEL_ERRORS  # noqa: E402
-from template_env import chat_context, make_environment, model_dir_template, special_tokens_map  # noqa: E402
+from template_env import apply_chat_template, make_environment, model_dir_templates, special_tokens_map  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "templates", "cases.jsonl")
@@ -43,6 +45,13 @@ def render_error(env, template, context):
     except Exception as e:  # noqa: BLE001 - any Jinja2/Python error is the reference
         return None, f"{type(e).__name__}: {e}"
     return out, None
+
+
+def apply_error(env, templates, special, request):
+    try:
+        return apply_chat_template(env, templates, special, request), None
+    except Exception as e:  # noqa: BLE001
+        return None, f"{type(e).__name__}: {e}"
 
 
 def main():
@@ -87,7 +96,7 @@ def main():
                 continue
             case = {"name": f"{model}/{name}", "kind": "model", "model": model, "template_sha256": sha,
                     "request": request}
-            out, err = render_error(env, template, chat_context(special, request))
+            out, err = apply_error(env, template, special, request)
             if name in MODEL_ERRORS:
                 if err is None or MODEL_ERRORS[name] not in err:
                     sys.exit(f"model case {model}/{name}: expected an error with {MODEL_ERRORS[name]!r}, got {err or out!r}")
@@ -99,12 +108,18 @@ def main():
             add(case)
 
     for name, files, request in DIR_CASES:
-        config = files["tokenizer_config.json"]
-        context = chat_context(special_tokens_map(config), request)
-        out, err = render_error(env, model_dir_template(files, request), context)
-        if err is not None:
-            sys.exit(f"model dir case {name} failed in Jinja2: {err}")
-        add({"name": f"dir/{name}", "kind": "model_dir", "files": files, "request": request, "expected": out})
+        special = special_tokens_map(files["tokenizer_config.json"])
+        out, err = apply_error(env, model_dir_templates(files), special, request)
+        case = {"name": f"dir/{name}", "kind": "model_dir", "files": files, "request": request}
+        if name in MODEL_ERRORS:
+            if err is None or MODEL_ERRORS[name] not in err:
+                sys.exit(f"model dir case {name}: expected an error with {MODEL_ERRORS[name]!r}, got {err or out!r}")
+            case.update({"error": MODEL_ERRORS[name], "python_error": err})
+        else:
+            if err is not None:
+                sys.exit(f"model dir case {name} failed: {err}")
+            case["expected"] = out
+        add(case)
 
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8", newline="\n") as f:

@@ -161,6 +161,13 @@ FEATURE_CASES = [
     ("strftime_now_shape", "{{ strftime_now('%Y')|length }} {{ strftime_now('%d %b')|length > 4 }} {{ strftime_now('%%') }}", {}),
     ("raise_exception_not_reached", "{% if false %}{{ raise_exception('never') }}{% endif %}ok", {}),
     ("unknown_filter_in_if_deferred", "{% if false %}{{ x|no_such_filter }}{% endif %}{{ 'ok' if true else x|no_such_filter }}", {}),
+    ("generator_partially_consumed", "{% set g = l|select('odd') %}{{ g|first }}{{ g|list }}{{ 3 in l|select }}", CTX),
+    ("tuple_dict_keys", "{{ {(1, 2): 'tup'}[(1, 2)] }} {{ (1, 2) in {(1, 2): 0} }}", {}),
+    ("percent_with_list_or_dict_argument", "{{ 'no specifiers' % [1, 2] }}|{{ '%s' % [1, 2] }}|{{ 'x' % {'a': 1} }}", {}),
+    ("truncate_sized_non_string", "{{ l|truncate(5) }}|{{ missing|truncate }}", CTX),
+    ("caller_param_unused_is_fine", "{% macro m(caller) %}x{% endmacro %}{{ m(1) }}", {}),
+    ("special_globals_defined", "{{ lipsum is defined }}{{ self is defined }}{{ range is defined }}{{ joiner is callable }}", {}),
+    ("context_big_integer", "{{ big }} {{ big|tojson }} {{ [big] }} {{ big is integer }} {{ big == big }} {{ {'id': big}|tojson }}", {"big": 18446744073709551615}),
     ("context_value_types", "{{ i }} {{ i is integer }} {{ fl is float }} {{ fl }} {{ big }} {{ neg }} {{ b is boolean }} {{ nul is none }} {{ arr|tojson }} {{ obj|tojson }}", {"i": 5, "fl": 5.0, "big": 9007199254740993, "neg": -0.0, "b": False, "nul": None, "arr": [1, "2", [3]], "obj": {"k": {"n": 1.25}}}),
 ]
 
@@ -196,6 +203,11 @@ ERROR_CASES = [
     ("error_cond_expr_without_else", "{{ (1 if false).x }}", {}, "evaluated to false and no else section was defined"),
     ("error_call_non_callable", "{{ 'abc'() }}", {}, "'str' object is not callable"),
     ("error_last_of_generator", "{{ [1]|select|last }}", {}, "'generator' object is not reversible"),
+    ("error_slice_of_int", "{{ n[1:] }}", {"n": 5}, "'int' object is not subscriptable"),
+    ("error_slice_of_dict", "{{ d[1:] }}", {"d": {}}, "unhashable type: 'slice'"),
+    ("error_truncate_long_list", "{{ l|truncate(5, leeway=0) }}", {"l": list(range(10))}, "object has no attribute 'rsplit'"),
+    ("error_caller_without_default", "{% macro m(caller) %}{{ caller }}{% endmacro %}", {}, 'the special "caller" argument must be omitted or be given a default'),
+    ("error_for_target_trailing_comma", "{% for a, in [[1]] %}{% endfor %}", {}, "expected token 'in', got '['"),
     ("error_tests_chained", "{{ 1 is odd is even }}", {}, "You cannot chain multiple tests with is"),
     ("error_raise_in_macro", "{% macro check(m) %}{% if m.role not in ['user', 'assistant'] %}{{ raise_exception('Unexpected role: ' ~ m.role) }}{% endif %}{% endmacro %}{% for m in ms %}{{ check(m) }}{% endfor %}", {"ms": [{"role": "user"}, {"role": "robot"}]}, "Unexpected role: robot"),
 ]
@@ -275,12 +287,17 @@ MODEL_CASES = [
     ("empty_contents", BOTH, {"messages": [{"role": "system", "content": ""}, {"role": "user", "content": ""}], "add_generation_prompt": True}),
     ("extra_kwargs_ignored", BOTH, {"messages": [USER], "add_generation_prompt": True, "custom_flag": True, "documents": None}),
     ("long_conversation", BOTH, {"messages": [SYSTEM] + [m for i in range(12) for m in ({"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"})], "add_generation_prompt": False}),
+    ("continue_final_message", BOTH, {"messages": [SYSTEM, {"role": "user", "content": "Write a haiku."}, {"role": "assistant", "content": "Autumn moonlight—"}], "continue_final_message": True}),
+    ("continue_final_message_trailing_space", BOTH, {"messages": [{"role": "user", "content": "Count:"}, {"role": "assistant", "content": "one, two, "}], "continue_final_message": True}),
+    ("chat_template_inline_in_request", BOTH, {"messages": [{"role": "user", "content": "hi"}], "chat_template": "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}{{ eos_token }}", "add_generation_prompt": True}),
     ("qwen3_tool_call_content_none_error", QWEN, {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [call("get_weather", {"city": "Paris"})]}]}),
     ("deepseek_tool_call_dict_arguments_error", DEEPSEEK, {"messages": [USER, {"role": "assistant", "content": None, "tool_calls": [call("get_weather", {"city": "Paris"})]}]}),
 ]
 
 # Error substrings for model cases that Jinja2 refuses (the case name maps to the substring).
 MODEL_ERRORS = {
+    "continue_final_message_with_generation_prompt_error": "continue_final_message and add_generation_prompt are not compatible",
+    "continue_final_message_dropped_by_template_error": "the final message does not appear in the chat after applying the chat template",
     "qwen3_tool_call_content_none_error": "argument of type 'NoneType' is not iterable",
     "deepseek_tool_call_dict_arguments_error": 'can only concatenate str (not "dict") to str',
 }
@@ -319,4 +336,25 @@ DIR_CASES = [
         {"name": "default", "template": "default {{ messages[0].content }}"},
         {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
      {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}),
+    ("chat_template_named_in_request", {"tokenizer_config.json": tokenizer_config(chat_template=[
+        {"name": "default", "template": "default"}, {"name": "rag", "template": "rag {{ documents|length }}"}])},
+     {"messages": [], "chat_template": "rag", "documents": [{"title": "t", "text": "x"}]}),
+    ("continue_final_message_content_blocks", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}<{{ m.role }}>{% for b in m.content %}{% if b.text is defined %}{{ b.text }}{% else %}[img]{% endif %}{% endfor %}</{{ m.role }}>{% endfor %}"))},
+     {"messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image"}]},
+                   {"role": "assistant", "content": [{"type": "text", "text": "I see a "}, {"type": "image"}]}], "continue_final_message": True}),
+    ("continue_final_message_trimmed_by_template", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}<{{ m.role }}>{{ m.content|trim }}</{{ m.role }}>\n{% endfor %}"))},
+     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "partial answer  "}], "continue_final_message": True}),
+    ("continue_final_message_custom_field", {"tokenizer_config.json": tokenizer_config(chat_template=(
+        "{% for m in messages %}{{ m.role }}: {% if m.thinking %}<think>{{ m.thinking }}</think>{% endif %}{{ m.content }}\n{% endfor %}"))},
+     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "thinking": "let me see"}], "continue_final_message": "thinking"}),
+    ("continue_final_message_with_generation_prompt_error", {"tokenizer_config.json": tokenizer_config(chat_template="{{ messages[0].content }}")},
+     {"messages": [{"role": "user", "content": "q"}], "continue_final_message": True, "add_generation_prompt": True}),
+    ("continue_final_message_dropped_by_template_error", {"tokenizer_config.json": tokenizer_config(chat_template="{% for m in messages %}{{ m.role }}{% endfor %}{# content #}")},
+     {"messages": [{"role": "user", "content": "q"}], "continue_final_message": True}),
+    ("additional_chat_templates_dir", {"tokenizer_config.json": tokenizer_config(eos_token="</s>"),
+                                       "chat_template.jinja": "plain {{ eos_token }}",
+                                       "additional_chat_templates/tool_use.jinja": "tools: {{ tools|map(attribute='function.name')|join(',') }}"},
+     {"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]}),
 ]

@@ -12,6 +12,7 @@ transformers installed:
 tools/oracle/verify_with_transformers.py checks these renders against transformers itself.
 """
 
+import copy
 import json
 from datetime import datetime
 
@@ -91,24 +92,90 @@ def special_tokens_map(tokenizer_config):
     return out
 
 
+OWN_ARGUMENTS = ("chat_template", "continue_final_message", "tokenize", "padding", "truncation", "max_length",
+                 "return_tensors", "return_dict", "return_assistant_tokens_mask", "tokenizer_kwargs")
+
+
 def chat_context(special_tokens, request):
-    """What apply_chat_template(messages, **kwargs) passes to the template."""
+    """What apply_chat_template(messages, **kwargs) passes to the template: the special tokens, then
+    tools=None, documents=None, add_generation_prompt=False, then the request's keys except
+    apply_chat_template's own arguments."""
     context = dict(special_tokens)
     context.update({"tools": None, "documents": None, "add_generation_prompt": False})
-    context.update(request)
+    context.update({k: v for k, v in request.items() if k not in OWN_ARGUMENTS})
     return context
 
 
-def model_dir_template(files, request):
-    """The template transformers picks for a model directory given as {file name: content}:
-    chat_template.jinja if present, else tokenizer_config.json's "chat_template", which may be a list of
-    {name, template} where "tool_use" is taken when tools are given and "default" otherwise."""
+def model_dir_templates(files):
+    """The chat template(s) transformers loads from a model directory given as {file name: content}: a string,
+    or a dict of named templates. chat_template.jinja wins over tokenizer_config.json's "chat_template" (a
+    string or a list of {name, template}); additional_chat_templates/NAME.jinja add named templates."""
+    named = {}
     if "chat_template.jinja" in files:
-        return files["chat_template.jinja"]
-    template = files["tokenizer_config.json"]["chat_template"]
-    if isinstance(template, str):
-        return template
-    named = {t["name"]: t["template"] for t in template}
-    if request.get("tools") is not None and "tool_use" in named:
-        return named["tool_use"]
-    return named["default"]
+        single = files["chat_template.jinja"]
+    else:
+        template = files["tokenizer_config.json"].get("chat_template")
+        single = template if isinstance(template, str) else None
+        if isinstance(template, list):
+            named.update({t["name"]: t["template"] for t in template})
+    prefix = "additional_chat_templates/"
+    extra = {p[len(prefix):-len(".jinja")]: c for p, c in sorted(files.items()) if p.startswith(prefix) and p.endswith(".jinja")}
+    if not named and not extra:
+        return single
+    if single is not None:
+        named["default"] = single
+    named.update(extra)
+    return named
+
+
+def select_template(templates, request):
+    """transformers' get_chat_template."""
+    requested = request.get("chat_template")
+    if isinstance(templates, dict):
+        if requested is not None and requested in templates:
+            return templates[requested]
+        if requested is None:
+            if request.get("tools") is not None and "tool_use" in templates:
+                return templates["tool_use"]
+            return templates["default"]
+        return requested
+    return requested if requested is not None else templates
+
+
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def apply_chat_template(env, templates, special_tokens, request):
+    """apply_chat_template(messages, tokenize=False, **kwargs) for one conversation, continue_final_message
+    included: the last message's text gets a marker, and the rendered prompt is cut at it."""
+    template = select_template(templates, request)
+    cfm = request.get("continue_final_message")
+    if not cfm:
+        return env.from_string(template).render(**chat_context(special_tokens, request))
+    if request.get("add_generation_prompt"):
+        raise ValueError("continue_final_message and add_generation_prompt are not compatible.")
+    field = cfm if isinstance(cfm, str) else "content"
+    messages = copy.deepcopy(request["messages"])
+    final = messages[-1].get(field)
+    if final is None:
+        raise ValueError(f'continue_final_message is set but the final message has no "{field}" to continue!')
+    if field not in template:
+        raise ValueError(f'continue_final_message is set to "{field}" but this is not an accepted field in the chat_template')
+    if isinstance(final, list):
+        for block in reversed(final):
+            if "text" in block:
+                final_text = block["text"]
+                block["text"] = block["text"] + CONTINUE_TAG
+                break
+        else:
+            raise ValueError("continue_final_message is set but we could not find any text to continue in the final message!")
+    else:
+        final_text = final
+        messages[-1][field] = final + CONTINUE_TAG
+    rendered = env.from_string(template).render(**chat_context(special_tokens, dict(request, messages=messages)))
+    if final_text.strip() not in rendered or CONTINUE_TAG.strip() not in rendered:
+        raise ValueError("continue_final_message is set but the final message does not appear in the chat after applying the chat template!")
+    at = rendered.rindex(CONTINUE_TAG.strip())
+    if rendered[at:at + len(CONTINUE_TAG)] == CONTINUE_TAG:
+        return rendered[:at]
+    return rendered[:at].rstrip()

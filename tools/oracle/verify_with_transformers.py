@@ -67,6 +67,7 @@ def main():
                 d = tempfile.mkdtemp()
                 shutil.copy(os.path.join(args.tokenizers, "qwen3", "tokenizer.json"), d)
                 for fname, content in case["files"].items():
+                    os.makedirs(os.path.dirname(os.path.join(d, fname)), exist_ok=True)
                     with open(os.path.join(d, fname), "w", encoding="utf-8") as f:
                         f.write(content if isinstance(content, str) else json.dumps(content))
                 request = dict(case["request"])

@@ -8,7 +8,4 @@ namespace ds4::cpu {
 
 void linear(const float* x, int64_t T, int64_t K, const float* W, int64_t N, float* y);
 
-// y[t] += scale[t] * (x[t] · W^T) : accumulate form used by expert outputs.
-void dot_rows(const float* x, const float* w, int64_t K, float* out);
-
 }  // namespace ds4::cpu

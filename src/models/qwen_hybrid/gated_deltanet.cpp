@@ -50,7 +50,9 @@ void gdn_forward(const GdnWeights& w, const Config& c, GdnState& s, const float*
 
   std::vector<float> core(static_cast<size_t>(T * vd));
   const cpu::DeltaShape shape{T, VH, dk, dv};
-  if (T == 1)
+  // Decode steps and short verification chunks (speculative decoding) take the recurrent form, so their rows
+  // have the same bits as token-by-token decoding; prefill chunks take the chunked form.
+  if (T <= kRecurrentMaxTokens)
     cpu::gated_delta_recurrent(q.data(), k.data(), v.data(), g.data(), beta.data(), shape, s.recurrent.data(), core.data());
   else
     cpu::gated_delta_chunked(q.data(), k.data(), v.data(), g.data(), beta.data(), shape, s.recurrent.data(), core.data());

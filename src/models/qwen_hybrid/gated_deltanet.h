@@ -8,6 +8,9 @@
 
 namespace ds4::qwen {
 
+// Chunks up to this many tokens use the recurrent form of the delta rule.
+constexpr int64_t kRecurrentMaxTokens = 4;
+
 void init_gdn_state(GdnState& s, const Config& c);
 void gdn_forward(const GdnWeights& w, const Config& c, GdnState& s, const float* x, int64_t T, float* out);
 

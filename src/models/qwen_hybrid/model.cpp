@@ -1,12 +1,15 @@
 #include "models/qwen_hybrid/model.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "backend/cpu/linear.h"
 #include "core/error.h"
+#include "io/json_file.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 #include "models/qwen_hybrid/hyper_connection.h"
 #include "models/qwen_hybrid/moe.h"
+#include "models/qwen_hybrid/mtp.h"
 #include "models/qwen_hybrid/ple.h"
 #include "models/qwen_hybrid/sparse_attention.h"
 
@@ -105,16 +108,49 @@ void QwenHybridModel::forward(SequenceState& state, std::span<const int32_t> tok
     hc_inject(x.data(), out.data(), inject.data(), T, cfg_);
   }
   st.pos += T;
-  const int64_t first = all_positions ? 0 : T - 1, rows = T - first;
+  // The draft head needs every position's final hidden state; otherwise only the rows asked for.
+  const int64_t first = all_positions || w_.mtp ? 0 : T - 1, rows = T - first;
   hc_mix(w_.final_mixer, cfg_, x.data() + first * D, rows, mixed.data(), nullptr);
-  logits.resize(static_cast<size_t>(rows * V));
-  const Mat& head = cfg_.tie_word_embeddings ? w_.embed : w_.lm_head;
-  cpu::linear(mixed.data(), rows, H, head.p(), V, logits.data());
+  if (w_.mtp) st.last_hidden.assign(mixed.begin(), mixed.begin() + T * H);
+  const int64_t out_first = all_positions ? 0 : T - 1 - first;
+  logits.resize(static_cast<size_t>((rows - out_first) * V));
+  cpu::linear(mixed.data() + out_first * H, rows - out_first, H, head().p(), V, logits.data());
+}
+
+void QwenHybridModel::draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
+                            bool all_positions) const {
+  if (!w_.mtp) throw Error(ErrorKind::Unsupported, "this model has no MTP draft head");
+  auto& st = dynamic_cast<QwenState&>(state);
+  const int64_t H = cfg_.hidden_size, V = cfg_.vocab_size, T = int64_t(next_tokens.size());
+  if (T == 0 || T * H > int64_t(st.last_hidden.size()))
+    throw Error(ErrorKind::InvalidArgument, "draft: needs 1 to " + std::to_string(st.last_hidden.size() / size_t(H)) +
+                                                " tokens (the positions of the last forward call)");
+  for (auto t : next_tokens)
+    if (t < 0 || t >= V) throw Error(ErrorKind::InvalidArgument, "draft: token id " + std::to_string(t) + " out of range");
+  std::vector<float> m(static_cast<size_t>(T * H));
+  mtp_forward(*w_.mtp, cfg_, rope_, w_.embed, st.mtp, st.last_hidden.data(), next_tokens.data(), T, st.mtp_pos, m.data());
+  st.mtp_pos += T;
+  const int64_t first = all_positions ? 0 : T - 1;
+  logits.resize(static_cast<size_t>((T - first) * V));
+  cpu::linear(m.data() + first * H, T - first, H, head().p(), V, logits.data());
 }
 
 std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& j, const LogFn& log) {
   const std::string cfg_path = dir + "/config.json";
   Config c = parse_config(j, cfg_path);
+  // generation_config.json may list more end-of-sequence ids (e.g. <|im_end|> for chat); the config's own
+  // first id stays first, since PLE uses it as the n-gram segment separator.
+  const std::string gen_path = dir + "/generation_config.json";
+  if (std::filesystem::exists(gen_path)) {
+    const nlohmann::json g = read_json_file(gen_path);
+    std::vector<int64_t> ids;
+    if (g.contains("eos_token_id") && g["eos_token_id"].is_number_integer()) ids.push_back(g["eos_token_id"].get<int64_t>());
+    if (g.contains("eos_token_id") && g["eos_token_id"].is_array())
+      for (auto& x : g["eos_token_id"])
+        if (x.is_number_integer()) ids.push_back(x.get<int64_t>());
+    for (auto id : ids)
+      if (std::find(c.eos_ids.begin(), c.eos_ids.end(), id) == c.eos_ids.end()) c.eos_ids.push_back(id);
+  }
   TensorStore store = TensorStore::open_dir(dir);
   Weights w = load_weights(c, store);
   size_t mtp = 0, vision = 0;
@@ -129,7 +165,9 @@ std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::
         std::to_string(c.hidden_size) + ", " + std::to_string(c.num_experts) + " experts, vocab " +
         std::to_string(c.vocab_size) + ", " + std::to_string(store.size()) + " tensors");
     if (vision) log("vision weights present but not used yet (" + std::to_string(vision) + " tensors)");
-    if (mtp) log("mtp weights present but not used yet (" + std::to_string(mtp) + " tensors)");
+    if (w.mtp) log("MTP draft head loaded");
+    else if (mtp || !w.mtp_note.empty())
+      log("mtp weights present but not used" + (w.mtp_note.empty() ? std::string() : ": " + w.mtp_note));
     for (auto& n : other) log("warning: unused tensor '" + n + "'");
   }
   return std::make_unique<QwenHybridModel>(std::move(c), std::move(w));

@@ -16,9 +16,13 @@ class QwenHybridModel : public Model {
   std::unique_ptr<SequenceState> new_state() const override;
   void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
                bool all_positions) const override;
+  bool has_draft_head() const override { return w_.mtp.has_value(); }
+  void draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
+             bool all_positions) const override;
   const Config& config() const { return cfg_; }
 
  private:
+  const Mat& head() const { return cfg_.tie_word_embeddings ? w_.embed : w_.lm_head; }
   Config cfg_;
   Weights w_;
   cpu::RopeTable rope_;

@@ -69,9 +69,20 @@ std::vector<std::vector<int32_t>> qsa_select(const AttnWeights& w, const Config&
   return sel;
 }
 
+std::vector<std::vector<int32_t>> causal_selection(int64_t T, int64_t pos0) {
+  std::vector<std::vector<int32_t>> sel(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t i = 0; i <= pos0 + t; i++) sel[size_t(t)].push_back(int32_t(i));
+  return sel;
+}
+
 void attention_forward(const AttnWeights& w, const Config& c, const cpu::RopeTable& rope, AttnState& s,
                        const float* x, int64_t T, int64_t pos0, float* out) {
-  const auto selected = qsa_select(w, c, rope, s, x, T, pos0);
+  gated_attention(w, c, rope, s, x, T, pos0, qsa_select(w, c, rope, s, x, T, pos0), out);
+}
+
+void gated_attention(const AttnWeights& w, const Config& c, const cpu::RopeTable& rope, AttnState& s, const float* x,
+                     int64_t T, int64_t pos0, const std::vector<std::vector<int32_t>>& selected, float* out) {
   const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim;
   const float eps = float(c.rms_eps);
   std::vector<float> qg(static_cast<size_t>(T * NH * 2 * HD)), k(static_cast<size_t>(T * KVH * HD)), v(static_cast<size_t>(T * KVH * HD));

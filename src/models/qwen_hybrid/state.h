@@ -34,6 +34,11 @@ class QwenState : public SequenceState {
  public:
   int64_t pos = 0;
   std::vector<LayerState> layers;
+  // For the MTP draft head: the final hidden states of the last forward() call [T][H], and the head's own
+  // cache with the number of pairs it has consumed.
+  std::vector<float> last_hidden;
+  AttnState mtp;
+  int64_t mtp_pos = 0;
 
   int64_t position() const override { return pos; }
   std::unique_ptr<SequenceState> clone() const override { return std::make_unique<QwenState>(*this); }

@@ -16,6 +16,7 @@ class Loader {
   virtual Mat take(const std::string& name, std::vector<int64_t> shape, bool absolute) = 0;
   Mat take(const std::string& name, std::vector<int64_t> shape) { return take(name, std::move(shape), false); }
   virtual bool has(const std::string& name) const = 0;
+  virtual bool has_absolute(const std::string& name) const = 0;
   // Integer buffers the checkpoint may carry, to check against derived values; null when absent.
   virtual const TensorView* buffer(const std::string& name) = 0;
   // The row count of a float tensor split into shards along rows (the PLE table), concatenated.
@@ -40,6 +41,7 @@ class CheckpointLoader : public Loader {
     return Mat{tensor_to_f32(t), shape};
   }
   bool has(const std::string& name) const override { return store_.find(prefix_ + name) != nullptr; }
+  bool has_absolute(const std::string& name) const override { return store_.find(name) != nullptr; }
   const TensorView* buffer(const std::string& name) override {
     const TensorView* t = store_.find(prefix_ + name);
     if (t) used_.insert(prefix_ + name);
@@ -107,6 +109,7 @@ class RandomLoader : public Loader {
     return m;
   }
   bool has(const std::string&) const override { return true; }
+  bool has_absolute(const std::string&) const override { return false; }
   const TensorView* buffer(const std::string&) override { return nullptr; }
   Mat take_row_shards(const std::string& base, int64_t rows, int64_t cols) override {
     return take(base + ".weight", {rows, cols}, false);
@@ -205,6 +208,44 @@ std::vector<int64_t> ple_head_vocab_sizes(int64_t base, int64_t heads, int64_t p
 
 namespace {
 
+MoeWeights load_moe(Loader& L, const std::string& mp, const Config& c, bool absolute) {
+  const int64_t H = c.hidden_size;
+  MoeWeights m;
+  m.router = L.take(mp + "gate.weight", {c.num_experts, H}, absolute);
+  for (int64_t e = 0; e < c.num_experts; e++) {
+    const std::string ep = mp + "experts." + std::to_string(e) + ".";
+    m.gate.push_back(L.take(ep + "gate_proj.weight", {c.moe_inter, H}, absolute));
+    m.up.push_back(L.take(ep + "up_proj.weight", {c.moe_inter, H}, absolute));
+    m.down.push_back(L.take(ep + "down_proj.weight", {H, c.moe_inter}, absolute));
+  }
+  m.sh_gate = L.take(mp + "shared_expert.gate_proj.weight", {c.shared_inter, H}, absolute);
+  m.sh_up = L.take(mp + "shared_expert.up_proj.weight", {c.shared_inter, H}, absolute);
+  m.sh_down = L.take(mp + "shared_expert.down_proj.weight", {H, c.shared_inter}, absolute);
+  m.sh_gate_w = L.take(mp + "shared_expert_gate.weight", {1, H}, absolute);
+  return m;
+}
+
+// mtp.* names are absolute (outside the text model's prefix in every layout).
+MtpWeights load_mtp(Loader& L, const Config& c) {
+  const int64_t H = c.hidden_size;
+  MtpWeights w;
+  w.pre_norm_embed = L.take("mtp.pre_fc_norm_embedding.weight", {H}, true);
+  w.pre_norm_hidden = L.take("mtp.pre_fc_norm_hidden.weight", {H}, true);
+  w.fc = L.take("mtp.fc.weight", {H, 2 * H}, true);
+  const std::string a = "mtp.layers.0.self_attn.";
+  w.input_norm = L.take("mtp.layers.0.input_layernorm.weight", {H}, true);
+  w.attn.q = L.take(a + "q_proj.weight", {c.num_heads * c.head_dim * 2, H}, true);
+  w.attn.k = L.take(a + "k_proj.weight", {c.num_kv_heads * c.head_dim, H}, true);
+  w.attn.v = L.take(a + "v_proj.weight", {c.num_kv_heads * c.head_dim, H}, true);
+  w.attn.o = L.take(a + "o_proj.weight", {H, c.num_heads * c.head_dim}, true);
+  w.attn.q_norm = L.take(a + "q_norm.weight", {c.head_dim}, true);
+  w.attn.k_norm = L.take(a + "k_norm.weight", {c.head_dim}, true);
+  w.post_norm = L.take("mtp.layers.0.post_attention_layernorm.weight", {H}, true);
+  w.moe = load_moe(L, "mtp.layers.0.mlp.", c, true);
+  w.norm = L.take("mtp.norm.weight", {H}, true);
+  return w;
+}
+
 Weights load_all(const Config& c, Loader& L) {
   Weights w;
   const int64_t H = c.hidden_size, V = c.vocab_size;
@@ -242,23 +283,19 @@ Weights load_all(const Config& c, Loader& L) {
       t.idx_q_norm = L.take(a + "indexer.q_layernorm.weight", {c.idx_head_dim});
       t.idx_k_norm = L.take(a + "indexer.k_layernorm.weight", {c.idx_head_dim});
     }
-    auto& m = lw.moe;
-    const std::string mp = p + ".mlp.";
-    m.router = L.take(mp + "gate.weight", {c.num_experts, H});
-    for (int64_t e = 0; e < c.num_experts; e++) {
-      const std::string ep = mp + "experts." + std::to_string(e) + ".";
-      m.gate.push_back(L.take(ep + "gate_proj.weight", {c.moe_inter, H}));
-      m.up.push_back(L.take(ep + "up_proj.weight", {c.moe_inter, H}));
-      m.down.push_back(L.take(ep + "down_proj.weight", {H, c.moe_inter}));
-    }
-    m.sh_gate = L.take(mp + "shared_expert.gate_proj.weight", {c.shared_inter, H});
-    m.sh_up = L.take(mp + "shared_expert.up_proj.weight", {c.shared_inter, H});
-    m.sh_down = L.take(mp + "shared_expert.down_proj.weight", {H, c.shared_inter});
-    m.sh_gate_w = L.take(mp + "shared_expert_gate.weight", {1, H});
+    lw.moe = load_moe(L, p + ".mlp.", c, false);
     if (int pi = c.ple_index(int(i)); pi >= 0) lw.ple = load_ple(L, p + ".ple", c, pi);
     w.layers.push_back(std::move(lw));
   }
   w.final_mixer = load_hc(L, "hyper_connection_mixer", c, false);
+  if (L.has_absolute("mtp.fc.weight")) {
+    // A draft head that does not load is reported and skipped: the main model stays usable.
+    try {
+      w.mtp = load_mtp(L, c);
+    } catch (const Error& e) {
+      w.mtp_note = e.what();
+    }
+  }
   w.unused = L.unused();
   return w;
 }

@@ -52,8 +52,18 @@ struct LayerWeights {
   std::optional<PleWeights> ple;
 };
 
+// The MTP draft head (docs/mtp.md): fc over [normed embedding of x_{t+1}; normed h_t], one pre-norm
+// full-attention MoE layer, a final norm; it shares embed_tokens and lm_head with the main model.
+struct MtpWeights {
+  Mat pre_norm_embed, pre_norm_hidden, fc, input_norm, post_norm, norm;
+  AttnWeights attn;  // q, k, v, o, q_norm, k_norm (no indexer)
+  MoeWeights moe;
+};
+
 struct Weights {
   Mat embed, lm_head;  // lm_head aliases embed when tied (left empty)
+  std::optional<MtpWeights> mtp;
+  std::string mtp_note;  // why mtp.* tensors present in the checkpoint are not used, if so
   std::vector<LayerWeights> layers;
   HyperConnWeights final_mixer;
   std::vector<std::string> unused;  // checkpoint tensors the text model does not read

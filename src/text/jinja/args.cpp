@@ -30,7 +30,7 @@ int64_t BoundArgs::get_int(size_t i, int64_t fallback) const {
   const Value& v = *values_[i];
   if (v.is_int() || v.is_bool()) return v.as_int();
   if (v.is_undefined()) fail_undefined(v);
-  fail("'" + type_name(v) + "' object cannot be interpreted as an integer");
+  fail(not_an_integer(v));
 }
 
 std::optional<std::string> BoundArgs::get_opt_string(size_t i) const {

@@ -83,12 +83,6 @@ Value Interpreter::eval_compare(const CompareExpr& c, const ScopePtr& scope) {
   return Value(true);
 }
 
-namespace {
-void check_hashable_key(const Value& k) {
-  if (k.is_dict() || (k.is_list() && k.as_list().kind != SeqKind::Tuple))
-    fail("unhashable type: '" + type_name(k) + "'");
-}
-}  // namespace
 
 Value Interpreter::eval_node(const Expr& e, const ScopePtr& scope) {
   switch (e.type) {
@@ -109,7 +103,7 @@ Value Interpreter::eval_node(const Expr& e, const ScopePtr& scope) {
       DictData d;
       for (const auto& [k, v] : static_cast<const DictExpr&>(e).items) {
         Value key = eval(*k, scope);
-        check_hashable_key(key);
+        if (!is_hashable(key)) fail("unhashable type: '" + type_name(key) + "'");
         d.set(std::move(key), eval(*v, scope));
       }
       return Value::dict(std::move(d));

@@ -23,7 +23,7 @@ Value g_range(Interpreter&, CallArgs& args) {
   for (const auto& v : args.pos) {
     if (!(v.is_int() || v.is_bool())) {
       if (v.is_undefined()) fail_undefined(v);
-      fail("'" + type_name(v) + "' object cannot be interpreted as an integer");
+      fail(not_an_integer(v));
     }
     n.push_back(v.as_int());
   }

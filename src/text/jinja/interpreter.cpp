@@ -42,6 +42,9 @@ std::string Interpreter::render(const DictData& context) {
     exec_body(ast_.body, top);
   } catch (const Error& e) {
     throw Error(ErrorKind::Template, std::string(e.what()) + " (template line " + std::to_string(line_) + ")");
+  } catch (const std::exception& e) {
+    // A library error (an out-of-range number, memory) is still the template's error to report.
+    throw Error(ErrorKind::Template, std::string(e.what()) + " (template line " + std::to_string(line_) + ")");
   }
   return out;
 }

@@ -29,9 +29,15 @@ bool t_none(Interpreter&, const Value& v, CallArgs& a) { no_arg("none", a); retu
 bool t_boolean(Interpreter&, const Value& v, CallArgs& a) { no_arg("boolean", a); return v.is_bool(); }
 bool t_true(Interpreter&, const Value& v, CallArgs& a) { no_arg("true", a); return v.is_bool() && v.as_bool(); }
 bool t_false(Interpreter&, const Value& v, CallArgs& a) { no_arg("false", a); return v.is_bool() && !v.as_bool(); }
-bool t_integer(Interpreter&, const Value& v, CallArgs& a) { no_arg("integer", a); return v.is_int(); }
+bool t_integer(Interpreter&, const Value& v, CallArgs& a) {
+  no_arg("integer", a);
+  return v.is_int() || v.object_as<BigInt>();
+}
 bool t_float(Interpreter&, const Value& v, CallArgs& a) { no_arg("float", a); return v.is_float(); }
-bool t_number(Interpreter&, const Value& v, CallArgs& a) { no_arg("number", a); return v.is_number(); }
+bool t_number(Interpreter&, const Value& v, CallArgs& a) {
+  no_arg("number", a);
+  return v.is_number() || v.object_as<BigInt>();
+}
 bool t_string(Interpreter&, const Value& v, CallArgs& a) { no_arg("string", a); return v.is_string(); }
 bool t_mapping(Interpreter&, const Value& v, CallArgs& a) { no_arg("mapping", a); return v.is_dict(); }
 bool t_escaped(Interpreter&, const Value&, CallArgs& a) { no_arg("escaped", a); return false; }

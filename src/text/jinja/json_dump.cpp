@@ -90,6 +90,12 @@ class Dumper {
         }
         break;
       case Value::Kind::Dict: dump_dict(v.as_dict(), level); return;
+      case Value::Kind::Object:
+        if (auto* big = v.object_as<BigInt>()) {
+          out += big->digits();
+          return;
+        }
+        break;
       default: break;
     }
     fail("Object of type " + type_name(v) + " is not JSON serializable");

@@ -85,6 +85,16 @@ int64_t int_pow(int64_t base, int64_t exp) {
 
 }  // namespace
 
+bool is_hashable(const Value& v) {
+  if (v.is_dict()) return false;
+  if (v.is_list()) {
+    if (v.as_list().kind != SeqKind::Tuple) return false;
+    for (const auto& x : v.as_list().items)
+      if (!is_hashable(x)) return false;
+  }
+  return true;
+}
+
 void check_size(size_t bytes) {
   if (bytes > kMaxStringBytes) fail("template produced a value larger than the 256 MiB limit");
 }
@@ -104,6 +114,7 @@ int64_t checked_mul(int64_t a, int64_t b) {
 Value binary_op(BinaryOp op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
+  if (a.object_as<BigInt>() || b.object_as<BigInt>()) overflow();
   const bool nums = a.is_number() && b.is_number();
   const bool ints = nums && !a.is_float() && !b.is_float();
   switch (op) {
@@ -217,7 +228,7 @@ bool contains(const Value& container, const Value& item) {
         if (py_equal(v, item)) return true;
       return false;
     case Value::Kind::Dict:
-      if (item.is_list() || item.is_dict()) fail("unhashable type: '" + type_name(item) + "'");
+      if (!is_hashable(item)) fail("unhashable type: '" + type_name(item) + "'");
       return container.as_dict().find(item) != nullptr;
     case Value::Kind::Undefined: return false;
     case Value::Kind::Object:
@@ -243,7 +254,7 @@ std::string object_type_repr(const Value& v) {
 namespace {
 
 Value missing_attr(const Value& obj, const std::string& name) {
-  return Value::undefined("'" + object_type_repr(obj) + "' has no attribute '" + name + "'");
+  return Value::undefined(str_cat({"'", object_type_repr(obj), "' has no attribute '", name, "'"}));
 }
 
 Value missing_item(const Value& obj, const Value& key) {
@@ -297,7 +308,7 @@ Value get_attr(const Value& obj, const std::string& name) {
 Value get_item(const Value& obj, const Value& key) {
   if (obj.is_undefined()) fail_undefined(obj);
   if (obj.is_dict()) {
-    if (key.is_list() || key.is_dict()) return missing_item(obj, key);  // unhashable: TypeError, caught
+    if (!is_hashable(key)) return missing_item(obj, key);  // TypeError in Python, which getitem catches
     if (const Value* v = obj.as_dict().find(key)) return *v;
   } else if (obj.is_string() || is_plain_seq(obj)) {
     if (auto v = index_sequence(obj, key)) return *v;
@@ -320,10 +331,13 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
     if (v.is_int() || v.is_bool()) return v.as_int();
     fail("slice indices must be integers or None or have an __index__ method");
   };
+  // Jinja2 compiles a[b:c] to a plain Python subscript (not its getitem), so errors are not turned into
+  // undefined values.
+  if (obj.is_dict()) fail("unhashable type: 'slice'");
+  if (!obj.is_string() && !is_plain_seq(obj)) fail("'" + type_name(obj) + "' object is not subscriptable");
   std::optional<int64_t> b = bound(start), e = bound(stop), s = bound(step);
   int64_t st = s.value_or(1);
   if (st == 0) fail("slice step cannot be zero");
-  if (!obj.is_string() && !is_plain_seq(obj)) return Value::undefined(object_type_repr(obj) + " has no element slice");
   // slice.indices(len)
   std::u32string cps;
   int64_t len;

@@ -13,6 +13,7 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b);  // arithmetic ops
 Value negate(const Value& v);
 Value unary_plus(const Value& v);
 bool contains(const Value& container, const Value& item);  // `item in container`
+bool is_hashable(const Value& v);                           // can be a dict key (not list/dict, tuples of such)
 
 // a.name: attribute first (methods of str/dict/list), then item; undefined with Jinja2's hint otherwise.
 Value get_attr(const Value& obj, const std::string& name);

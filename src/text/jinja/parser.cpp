@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "text/jinja/builtins.h"
+#include "text/jinja/compile_checks.h"
 #include "text/jinja/lexer.h"
 
 namespace ds4::text::jinja {
@@ -126,7 +126,7 @@ class Parser {
         next();
       } else if (t.type == TokenType::VarBegin) {
         next();
-        auto e = parse_tuple(false, true, nullptr, false);
+        auto e = parse_tuple(false, true, false);
         output(e->line).parts.push_back({"", std::move(e)});
         expect(TokenType::VarEnd, "end of print statement");
       } else if (t.type == TokenType::BlockBegin) {
@@ -215,10 +215,9 @@ class Parser {
 
   StmtPtr parse_for() {
     auto s = std::make_unique<ForStmt>(next().line);
-    s->target = parse_assign_target(true, false, {"in"});
+    s->target = parse_assign_target(true, false);
     expect_name("in");
-    EndTokens iter_end = {"recursive"};
-    s->iter = parse_tuple(false, false, &iter_end, false);
+    s->iter = parse_tuple(false, false, false);
     if (skip_name("if")) s->filter = parse_expression(true);
     s->recursive = skip_name("recursive");
     ++loop_depth_;
@@ -231,7 +230,7 @@ class Parser {
   StmtPtr parse_if() {
     auto s = std::make_unique<IfStmt>(next().line);
     while (true) {
-      auto test = parse_tuple(false, false, nullptr, false);
+      auto test = parse_tuple(false, false, false);
       Body body = parse_statements({"elif", "else", "endif"}, false);
       s->branches.emplace_back(std::move(test), std::move(body));
       const Token& t = next();
@@ -244,11 +243,11 @@ class Parser {
 
   StmtPtr parse_set() {
     int line = next().line;
-    Target target = parse_assign_target(true, false, {}, true);
+    Target target = parse_assign_target(true, false, true);
     if (skip_op("=")) {
       auto s = std::make_unique<SetStmt>(line);
       s->target = std::move(target);
-      s->value = parse_tuple(false, true, nullptr, false);
+      s->value = parse_tuple(false, true, false);
       return s;
     }
     auto s = std::make_unique<SetBlockStmt>(line);
@@ -270,10 +269,16 @@ class Parser {
         fail("non-default argument follows default argument");
     }
     expect_op(")");
-    auto caller = std::find(params.names.begin(), params.names.end(), "caller");
-    if (caller != params.names.end() &&
-        static_cast<size_t>(caller - params.names.begin()) < params.names.size() - params.defaults.size())
-      fail("When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default.");
+  }
+
+  // Jinja2 refuses a `caller` parameter without a default when the body refers to `caller`.
+  void check_caller_param(const MacroStmt& m) const {
+    const auto& names = m.params.names;
+    auto caller = std::find(names.begin(), names.end(), "caller");
+    if (m.uses_caller && caller != names.end() &&
+        static_cast<size_t>(caller - names.begin()) < names.size() - m.params.defaults.size())
+      fail("When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default.",
+           m.line);
   }
 
   Body parse_macro_body(MacroStmt& m, const EndTokens& end) {
@@ -283,6 +288,7 @@ class Parser {
     Body body = parse_statements(end, true);
     macro_stack_.pop_back();
     loop_depth_ = saved_loop;
+    check_caller_param(m);
     return body;
   }
 
@@ -316,7 +322,7 @@ class Parser {
     auto s = std::make_unique<WithStmt>(next().line);
     while (cur().type != TokenType::BlockEnd) {
       if (!s->targets.empty()) expect_op(",");
-      s->targets.push_back(parse_assign_target(true, false, {}));
+      s->targets.push_back(parse_assign_target(true, false));
       expect_op("=");
       s->values.push_back(parse_expression(true));
     }
@@ -369,7 +375,7 @@ class Parser {
     }
     if (t.is_op("(")) {
       next();
-      Target inner = parse_target_tuple(with_namespace, {}, true);
+      Target inner = parse_target_tuple(with_namespace, true);
       expect_op(")");
       return inner;
     }
@@ -378,14 +384,14 @@ class Parser {
     fail("can't assign to '" + describe(t) + "'", t.line);
   }
 
-  Target parse_target_tuple(bool with_namespace, const EndTokens& extra_end, bool parenthesized) {
+  Target parse_target_tuple(bool with_namespace, bool parenthesized) {
     Target tuple;
     tuple.kind = Target::Kind::Tuple;
     tuple.line = cur().line;
     bool is_tuple = false;
     while (true) {
       if (!tuple.items.empty()) expect_op(",");
-      if (is_tuple_end(&extra_end)) break;
+      if (is_tuple_end()) break;
       tuple.items.push_back(parse_target_primary(with_namespace));
       if (at_op(","))
         is_tuple = true;
@@ -402,26 +408,25 @@ class Parser {
     return tuple;
   }
 
-  Target parse_assign_target(bool with_tuple, bool name_only, const EndTokens& extra_end,
-                             bool with_namespace = false) {
+  Target parse_assign_target(bool with_tuple, bool name_only, bool with_namespace = false) {
     if (name_only) {
       Target t;
       t.line = cur().line;
       t.name = expect(TokenType::Name, "name").value;
       return t;
     }
-    if (with_tuple) return parse_target_tuple(with_namespace, extra_end, false);
+    if (with_tuple) return parse_target_tuple(with_namespace, false);
     return parse_target_primary(with_namespace);
   }
 
   // ---- expressions ----
 
-  bool is_tuple_end(const EndTokens* extra) const {
+  // Only these end a tuple. Jinja2 also passes "extra end rules" (`in` after a for target, `recursive`
+  // after its iterable), but its check never matches them (TokenStream.test_any receives the rules as one
+  // tuple argument), so `{% for a, in x %}` reads `in` as a second target there, and so it does here.
+  bool is_tuple_end() const {
     const Token& t = cur();
-    if (t.type == TokenType::VarEnd || t.type == TokenType::BlockEnd || t.is_op(")")) return true;
-    if (extra && t.type == TokenType::Name)
-      return std::find(extra->begin(), extra->end(), t.value) != extra->end();
-    return false;
+    return t.type == TokenType::VarEnd || t.type == TokenType::BlockEnd || t.is_op(")");
   }
 
   ExprPtr parse_expression(bool with_condexpr) { return with_condexpr ? parse_condexpr() : parse_or(); }
@@ -597,7 +602,7 @@ class Parser {
       case TokenType::Operator:
         if (t.value == "(") {
           next();
-          ExprPtr e = parse_tuple(false, true, nullptr, true);
+          ExprPtr e = parse_tuple(false, true, true);
           expect_op(")");
           return e;
         }
@@ -609,14 +614,14 @@ class Parser {
     fail("unexpected '" + describe(t) + "'");
   }
 
-  ExprPtr parse_tuple(bool simplified, bool with_condexpr, const EndTokens* extra_end, bool explicit_parens) {
+  ExprPtr parse_tuple(bool simplified, bool with_condexpr, bool explicit_parens) {
     DepthGuard guard(*this);
     int line = cur().line;
     std::vector<ExprPtr> args;
     bool is_tuple = false;
     while (true) {
       if (!args.empty()) expect_op(",");
-      if (is_tuple_end(extra_end)) break;
+      if (is_tuple_end()) break;
       args.push_back(simplified ? parse_primary() : parse_expression(with_condexpr));
       if (at_op(","))
         is_tuple = true;
@@ -815,165 +820,18 @@ class Parser {
   std::vector<MacroStmt*> macro_stack_;
 };
 
-// Jinja2 reports unknown filters and tests when compiling, unless they sit in an `if` statement or an
-// inline if-expression (a "soft" frame), where the error waits until the filter is actually called.
-// Frames that Jinja2 opens anew (loop bodies, macros, blocks) are not soft again.
-class NameChecker {
- public:
-  void body(const Body& b, bool soft) {
-    for (const auto& s : b) stmt(*s, soft);
-  }
-
- private:
-  void args(const ArgsExpr& a, bool soft) {
-    for (const auto& e : a.pos) expr(e.get(), soft);
-    for (const auto& kv : a.kw) expr(kv.second.get(), soft);
-    expr(a.dyn_args.get(), soft);
-    expr(a.dyn_kwargs.get(), soft);
-  }
-
-  void expr(const Expr* e, bool soft) {
-    if (!e) return;
-    switch (e->type) {
-      case ExprType::Const: case ExprType::Name: return;
-      case ExprType::List:
-        for (const auto& i : static_cast<const ListExpr*>(e)->items) expr(i.get(), soft);
-        return;
-      case ExprType::Dict:
-        for (const auto& [k, v] : static_cast<const DictExpr*>(e)->items) {
-          expr(k.get(), soft);
-          expr(v.get(), soft);
-        }
-        return;
-      case ExprType::GetAttr: expr(static_cast<const GetAttrExpr*>(e)->obj.get(), soft); return;
-      case ExprType::GetItem: {
-        auto* g = static_cast<const GetItemExpr*>(e);
-        expr(g->obj.get(), soft);
-        expr(g->index.get(), soft);
-        return;
-      }
-      case ExprType::Slice: {
-        auto* s = static_cast<const SliceExpr*>(e);
-        expr(s->start.get(), soft);
-        expr(s->stop.get(), soft);
-        expr(s->step.get(), soft);
-        return;
-      }
-      case ExprType::Call: {
-        auto* c = static_cast<const CallExpr*>(e);
-        expr(c->callee.get(), soft);
-        args(c->args, soft);
-        return;
-      }
-      case ExprType::Filter: {
-        auto* f = static_cast<const FilterExpr*>(e);
-        if (!soft && !find_filter(f->name))
-          throw Error(ErrorKind::Template, "template error: No filter named '" + f->name + "'. (line " +
-                                               std::to_string(f->line) + ")");
-        expr(f->operand.get(), soft);
-        args(f->args, soft);
-        return;
-      }
-      case ExprType::Test: {
-        auto* t = static_cast<const TestExpr*>(e);
-        if (!soft && !find_test(t->name))
-          throw Error(ErrorKind::Template, "template error: No test named '" + t->name + "'. (line " +
-                                               std::to_string(t->line) + ")");
-        expr(t->operand.get(), soft);
-        args(t->args, soft);
-        return;
-      }
-      case ExprType::Unary: expr(static_cast<const UnaryExpr*>(e)->operand.get(), soft); return;
-      case ExprType::Binary: {
-        auto* b = static_cast<const BinaryExpr*>(e);
-        expr(b->left.get(), soft);
-        expr(b->right.get(), soft);
-        return;
-      }
-      case ExprType::Concat:
-        for (const auto& i : static_cast<const ConcatExpr*>(e)->items) expr(i.get(), soft);
-        return;
-      case ExprType::Compare: {
-        auto* c = static_cast<const CompareExpr*>(e);
-        expr(c->first.get(), soft);
-        for (const auto& r : c->rest) expr(r.second.get(), soft);
-        return;
-      }
-      case ExprType::Cond: {
-        auto* c = static_cast<const CondExpr*>(e);
-        expr(c->test.get(), true);
-        expr(c->then.get(), true);
-        expr(c->otherwise.get(), true);
-        return;
-      }
-    }
-  }
-
-  void macro(const MacroStmt& m) {
-    for (const auto& d : m.params.defaults) expr(d.get(), false);
-    body(m.body, false);
-  }
-
-  void stmt(const Stmt& s, bool soft) {
-    switch (s.type) {
-      case StmtType::Output:
-        for (const auto& p : static_cast<const OutputStmt&>(s).parts) expr(p.expr.get(), soft);
-        return;
-      case StmtType::If: {
-        const auto& i = static_cast<const IfStmt&>(s);
-        for (const auto& [test, b] : i.branches) {
-          expr(test.get(), true);
-          body(b, true);
-        }
-        body(i.otherwise, true);
-        return;
-      }
-      case StmtType::For: {
-        const auto& f = static_cast<const ForStmt&>(s);
-        expr(f.iter.get(), soft);
-        expr(f.filter.get(), false);
-        body(f.body, false);
-        body(f.otherwise, false);
-        return;
-      }
-      case StmtType::Set: expr(static_cast<const SetStmt&>(s).value.get(), soft); return;
-      case StmtType::SetBlock: {
-        const auto& b = static_cast<const SetBlockStmt&>(s);
-        expr(b.filter.get(), false);
-        body(b.body, false);
-        return;
-      }
-      case StmtType::Macro: macro(static_cast<const MacroStmt&>(s)); return;
-      case StmtType::CallBlock: {
-        const auto& c = static_cast<const CallBlockStmt&>(s);
-        expr(c.call.get(), soft);
-        macro(c.caller);
-        return;
-      }
-      case StmtType::FilterBlock: {
-        const auto& f = static_cast<const FilterBlockStmt&>(s);
-        expr(f.filter.get(), false);
-        body(f.body, false);
-        return;
-      }
-      case StmtType::With: {
-        const auto& w = static_cast<const WithStmt&>(s);
-        for (const auto& v : w.values) expr(v.get(), soft);
-        body(w.body, false);
-        return;
-      }
-      case StmtType::Scope: body(static_cast<const ScopeStmt&>(s).body, false); return;
-      case StmtType::Break: case StmtType::Continue: return;
-    }
-  }
-};
-
 }  // namespace
 
 std::shared_ptr<const TemplateAst> parse_template(const std::string& source) {
-  auto ast = Parser(tokenize(source)).parse();
-  NameChecker().body(ast->body, false);
-  return ast;
+  try {
+    auto ast = Parser(tokenize(source)).parse();
+    check_filters_and_tests(*ast);
+    return ast;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Template, std::string("template syntax error: ") + e.what());
+  }
 }
 
 }  // namespace ds4::text::jinja

@@ -65,11 +65,15 @@ std::string group_digits(const std::string& digits, char sep) {
 std::string percent_format(const std::string& fmt, const Value& args) {
   std::vector<Value> positional;
   const DictData* mapping = nullptr;
+  // Python treats a non-tuple argument with __getitem__ (dict, list) as a possible mapping: it is then
+  // not an error if it is not consumed.
+  bool mapping_like = false;
   if (args.is_list() && args.as_list().kind == SeqKind::Tuple) {
     positional = args.as_list().items;
   } else {
     positional.push_back(args);
     if (args.is_dict()) mapping = &args.as_dict();
+    mapping_like = args.is_dict() || args.is_list();
   }
   size_t next = 0;
   bool used_mapping = false;
@@ -182,7 +186,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
     out += body;
     check_size(out.size());
   }
-  if (!used_mapping && !mapping && next < positional.size())
+  if (!used_mapping && !mapping_like && next < positional.size())
     fail("not all arguments converted during string formatting");
   return out;
 }

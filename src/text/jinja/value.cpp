@@ -15,6 +15,13 @@ void fail(const std::string& message) { throw Error(ErrorKind::Template, message
 
 void fail_undefined(const Value& v) { fail(v.undefined_message()); }
 
+std::string not_an_integer(const Value& v) {
+  std::string msg = "'";
+  msg += type_name(v);
+  msg += "' object cannot be interpreted as an integer";
+  return msg;
+}
+
 // ---- DictData ----
 
 const Value* DictData::find(const Value& key) const {
@@ -201,12 +208,12 @@ std::string py_repr(const Value& v) {
     case Value::Kind::List: {
       const auto& l = v.as_list();
       switch (l.kind) {
-        case SeqKind::List: return "[" + join_repr(l.items) + "]";
+        case SeqKind::List: return str_cat({"[", join_repr(l.items), "]"});
         case SeqKind::Tuple:
-          return l.items.size() == 1 ? "(" + py_repr(l.items[0]) + ",)" : "(" + join_repr(l.items) + ")";
-        case SeqKind::DictKeys: return "dict_keys([" + join_repr(l.items) + "])";
-        case SeqKind::DictValues: return "dict_values([" + join_repr(l.items) + "])";
-        case SeqKind::DictItems: return "dict_items([" + join_repr(l.items) + "])";
+          return l.items.size() == 1 ? str_cat({"(", py_repr(l.items[0]), ",)"}) : str_cat({"(", join_repr(l.items), ")"});
+        case SeqKind::DictKeys: return str_cat({"dict_keys([", join_repr(l.items), "])"});
+        case SeqKind::DictValues: return str_cat({"dict_values([", join_repr(l.items), "])"});
+        case SeqKind::DictItems: return str_cat({"dict_items([", join_repr(l.items), "])"});
       }
       return "";
     }
@@ -253,7 +260,10 @@ bool py_equal(const Value& a, const Value& b) {
       }
       return true;
     }
-    case K::Object: return a.same_as(b);
+    case K::Object:
+      if (auto* x = a.object_as<BigInt>())
+        if (auto* y = b.object_as<BigInt>()) return x->digits() == y->digits();
+      return a.same_as(b);
     default: return false;
   }
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,13 @@ namespace ds4::text::jinja {
 class Value;
 class Object;
 class Interpreter;
+
+// Joins pieces into one string. (Chains of `"literal" + f()` trip a false -Wrestrict warning in GCC 12.)
+inline std::string str_cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (auto p : parts) out.append(p);
+  return out;
+}
 
 // What a Python sequence prints as and what it supports: views of a dict print as dict_keys([...]) and
 // cannot be indexed.
@@ -103,7 +111,7 @@ class Object {
  public:
   virtual ~Object() = default;
   virtual std::string type_name() const = 0;
-  virtual std::string repr() const { return "<" + type_name() + " object>"; }
+  virtual std::string repr() const { return str_cat({"<", type_name(), " object>"}); }
   // Attribute lookup; nullopt when there is no such attribute.
   virtual std::optional<Value> get_attr(const std::string& name) const;
   virtual bool is_callable() const { return false; }
@@ -133,6 +141,19 @@ class Generator : public Object {
  private:
   std::vector<Value> items_;
   size_t pos_ = 0;
+};
+
+// An integer outside 64 bits from the JSON context (ids in tool arguments, say). Python keeps such ints
+// exact; here they print and serialize exactly and compare equal by value, but arithmetic refuses them.
+class BigInt : public Object {
+ public:
+  explicit BigInt(std::string digits) : digits_(std::move(digits)) {}
+  std::string type_name() const override { return "int"; }
+  std::string repr() const override { return digits_; }
+  const std::string& digits() const { return digits_; }
+
+ private:
+  std::string digits_;
 };
 
 // A function implemented in C++ (globals, bound methods of str/dict/list, loop.cycle, ...).
@@ -185,5 +206,7 @@ Value make_builtin(std::string name, Builtin::Fn fn);
 [[noreturn]] void fail_undefined(const Value& v);
 // Throws a Template error.
 [[noreturn]] void fail(const std::string& message);
+// Python's TypeError text for a non-integer where an integer is needed.
+std::string not_an_integer(const Value& v);
 
 }  // namespace ds4::text::jinja
