@@ -59,6 +59,12 @@ HttpServer::HttpServer(const ServedModel& model, ServerOptions options)
   metrics_.set_gauges([this] { return int64_t(scheduler_.queued()); }, [this] { return int64_t(scheduler_.active()); });
   const size_t threads = size_t(std::max(2, options_.http_threads));
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // httplib's default also sets SO_REUSEPORT, which would let a second server silently share a port that
+  // is already serving; with SO_REUSEADDR alone, a taken port is an error.
+  http_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_keep_alive_max_count(1000);  // clients reuse connections; the default closes after 5 requests
   routes();

@@ -39,8 +39,9 @@ ojson parse_body(std::string_view body) {
   ojson j;
   try {
     j = ojson::parse(body.begin(), body.end());
-  } catch (const ojson::parse_error& e) {
-    // nlohmann's message names the byte offset and what it expected.
+  } catch (const ojson::exception& e) {
+    // parse_error, or out_of_range for a number too large for a double; nlohmann's message names the byte
+    // offset and what it expected.
     throw invalid_request(std::string("malformed JSON in request body: ") + e.what(), "", "invalid_json");
   }
   if (!j.is_object()) throw invalid_request("request body must be a JSON object", "", "invalid_json");

@@ -2,6 +2,8 @@
 // streamed or not; different seeds differ; usage matches the tokenizer.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "support/test_server.h"
 
 namespace ds4::test {
@@ -56,6 +58,29 @@ TEST(RealModelServer, SameSeedSameOutputStreamedOrNot) {
     differ += whole_text(c) != whole_text(a);
   }
   EXPECT_GT(differ, 0);
+}
+
+TEST(RealModelServer, ConcurrentSequencesDoNotDisturbEachOther) {
+  // Two workers run forward() on two sequences at once; each request's output must be what it is alone.
+  server::ServerOptions o;
+  o.scheduler.workers = 2;
+  auto owned = TestServer::for_model_dir(test_model_dir(), o);
+  TestServer& srv = *owned;
+  std::vector<std::string> alone;
+  for (uint64_t seed : {11, 12, 13, 14}) {
+    auto [s, r] = srv.post("/v1/chat/completions", chat("Tell me something", seed, false));
+    ASSERT_EQ(s, 200) << r;
+    alone.push_back(whole_text(r));
+  }
+  std::vector<std::string> together(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      auto [s, r] = srv.post("/v1/chat/completions", chat("Tell me something", uint64_t(11 + i), false));
+      if (s == 200) together[size_t(i)] = whole_text(r);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(together, alone);
 }
 
 TEST(RealModelServer, UsageMatchesTheTokenizer) {

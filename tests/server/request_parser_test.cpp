@@ -80,7 +80,7 @@ TEST(ChatRequest, NormalisesMessages) {
 }
 
 TEST(ChatRequest, MalformedJson) {
-  for (const char* body : {"", "{", "{\"model\": }", "[1, 2]", "null", "{\"model\": \"m\",}", "\xff"}) {
+  for (const char* body : {"", "{", "{\"model\": }", "[1, 2]", "null", "{\"model\": \"m\",}", "\xff", "{\"seed\": 1e999}"}) {
     auto e = chat_error(body);
     EXPECT_EQ(e.status(), 400) << body;
     EXPECT_EQ(e.type(), "invalid_request_error");
