@@ -57,10 +57,12 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{200, 136, 99},  // cuBLAS with odd leading dimensions
                       LinearCase{33, 77, 5}));
 
-// W starting 2 bytes past a 16-byte boundary cannot take 128-bit loads: the kernel must notice and fall back.
-TEST(CudaLinear, UnalignedWeightsUseTheScalarPath) {
+// W starting 2 bytes past a 16-byte boundary: the GEMV cannot take 128-bit loads and must fall back, and cuBLASLt
+// must be told the operand's real alignment.
+TEST(CudaLinear, UnalignedWeights) {
   check_linear(1, 64, 40, 1, 5);
   check_linear(4, 64, 40, 1, 6);
+  check_linear(20, 64, 40, 1, 7);
 }
 
 }  // namespace

@@ -142,9 +142,9 @@ TEST_P(CudaMoeBlock, MatchesTheModel) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaMoeBlock,
     ::testing::Values(MoeCase{1, 128, 16, 4, 48, 40},      // decode
-                      MoeCase{5, 128, 16, 4, 48, 40},      // small batch decode
-                      MoeCase{40, 128, 16, 4, 48, 40},     // prefill: grouped GEMM
-                      MoeCase{130, 96, 8, 4, 64, 32},      // prefill: experts with more than one 64-row tile
+                      MoeCase{7, 128, 16, 4, 48, 40},      // small batch decode
+                      MoeCase{64, 128, 16, 4, 48, 40},     // prefill: grouped GEMM
+                      MoeCase{200, 96, 8, 4, 64, 32},      // prefill: experts with more than one 64-row tile
                       MoeCase{3, 100, 12, 3, 44, 20},      // odd widths: scalar loads
                       MoeCase{20, 100, 12, 3, 44, 20},     // odd widths in the grouped GEMM
                       MoeCase{1, 2560, 32, 10, 640, 640},  // Flash-Next widths, decode

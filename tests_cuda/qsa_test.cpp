@@ -37,7 +37,7 @@ TEST(CudaQsa, MatchesCpuSelectionAcrossChunks) {
   const int64_t stride = qsa_list_stride(K, R);
   int64_t pos0 = 0;
   uint32_t seed = 10;
-  for (int64_t T : {7, 1, 64, 1, 150, 1, 3}) {
+  for (int64_t T : {7, 1, 64, 1, 200, 1, 3}) {
     const auto x = rand_vec(size_t(T * H), -1.0f, 1.0f, seed++);
     const auto want = qwen::qsa_select(w, c, table, s, x.data(), T, pos0);
     std::vector<float> proj(size_t(T * (IH + 1) * D));

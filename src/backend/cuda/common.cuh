@@ -39,11 +39,15 @@ __device__ __forceinline__ float dot8(const uint4 w, const float4 a, const float
 }
 // Streaming 128-bit load of weights: read once per token, so keep them out of L1 (ld.global.nc.L1::no_allocate).
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
+#ifdef __CUDA_ARCH__
   uint4 r;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                : "l"(p));
   return r;
+#else  // host compilation of the same source (never executed by nvcc builds)
+  return *static_cast<const uint4*>(p);
+#endif
 }
 
 // ----- reductions -----

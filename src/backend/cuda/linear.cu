@@ -81,6 +81,13 @@ __global__ void to_bf16_kernel(const float* x, bf16* y, int64_t n) {
     y[i] = __float2bfloat16_rn(x[i]);
 }
 
+// The largest power of two (up to 256) that divides the address.
+uint32_t alignment_of(const void* p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a) a >>= 1;
+  return a;
+}
+
 // cuBLASLt descriptors released on every path out.
 struct LtDescs {
   cublasLtMatmulDesc_t op = nullptr;
@@ -115,6 +122,17 @@ void linear_blas(Context& ctx, const float* x, int64_t T, int64_t K, const bf16*
   DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&d.pref));
   DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &blas.workspace_bytes, sizeof blas.workspace_bytes));
+  // The heuristic assumes 256-byte aligned operands unless told otherwise; weights sub-allocated from a larger
+  // buffer may be less aligned, so state each pointer's actual alignment.
+  const uint32_t align[3] = {alignment_of(W), alignment_of(xb), alignment_of(y)};
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align[0],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align[1],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align[2],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align[2],
+                                                        sizeof(uint32_t)));
   cublasLtMatmulHeuristicResult_t heur{};
   int found = 0;
   const cublasStatus_t hs =

@@ -10,6 +10,20 @@
 // - Shapes are validated on the host; a shape an op cannot handle throws ds4::Error (InvalidArgument or
 //   Unsupported) before anything is enqueued. CUDA failures throw ds4::Error(Internal) (check.h).
 // - Outputs never alias inputs unless the op says so.
+//
+// How the qwen4_exp blocks compose from these ops (the GPU tests compose HC, PLE, QSA and MoE exactly this way):
+// - hc_mix:  rms_norm_offset(x, norm, group H) -> linear(down) -> activate(Silu, /hc) -> linear(up) -> hc_collapse;
+//            inject: linear(normed, inject) -> activate(Sigmoid, /hc, x2); after the block: hc_inject.
+// - GDN:     linear(qkv | z | b | a) -> causal_conv1d(Silu) -> gdn_prepare -> gated_delta_chunked (T > 1) or
+//            gated_delta_recurrent (T = 1) -> rms_norm_gated(z) -> linear(out).
+// - QSA:     linear(idx_qk) -> copy_rows(q part) -> rms_norm_offset(q_norm) -> apply_rope; copy_rows(k part) into the
+//            index-key cache -> qsa_pool_blocks(new complete blocks) -> qsa_select -> attention(KeySelection::lists).
+// - Attention: linear(q|gate, k, v) -> copy_rows (split q/gate) -> rms_norm_offset(q_norm, k_norm) -> apply_rope ->
+//            store_rows_bf16 into the KV cache -> attention(gate) -> linear(o).
+// - PLE:     ple_ngram_rows -> gather_rows -> linear(key) -> rms_norm_offset; linear(value); rms_norm_offset(query)
+//            -> ple_gate -> rms_norm_offset(norm_conv) -> causal_conv1d(dilation N, Silu) -> add.
+// - MoE:     linear(router) -> moe_route -> moe_experts; shared: linear(gate), linear(up) -> swiglu -> linear(down);
+//            linear(shared_expert_gate) -> add_gated_rows.
 #pragma once
 #include <cstdint>
 #include <vector>
