@@ -23,6 +23,7 @@ std::vector<ScriptedReply> replies() {
       {"stop test", "Hello world. Goodbye world."},
       {"two calls", kToolCall + "\n" + kToolCall},
       {"forced", "{\"city\": \"Rome\"}}\n</tool_call>"},
+      {"required call", "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"},
       {"unicode", "Grüße 😀 日本"},
   };
 }
@@ -214,6 +215,18 @@ TEST(ChatCompletions, NamedToolChoiceForcesTheCall) {
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
   // The forced start of the call is part of the prompt, not of the completion.
   EXPECT_EQ(r["usage"]["completion_tokens"], reply_tokens("{\"city\": \"Rome\"}}\n</tool_call>"));
+}
+
+TEST(ChatCompletions, RequiredToolChoiceStartsACall) {
+  TestServer srv(replies());
+  auto [status, r] =
+      srv.post("/v1/chat/completions", chat_body("required call", {{"tools", tools()}, {"tool_choice", "required"}}));
+  ASSERT_EQ(status, 200) << r;
+  const auto& calls = r["choices"][0]["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << r;
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(calls[0]["function"]["arguments"].get<std::string>()), json::parse(R"({"city": "Oslo"})"));
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
 }
 
 TEST(ChatCompletions, StopStrings) {
