@@ -73,8 +73,11 @@ std::vector<Candidate> Sampler::candidates(std::span<const float> logits, int64_
 }
 
 uint64_t os_seed() {
+  // 53 bits: the seed is reported back in JSON, and JavaScript clients read numbers as doubles, which hold
+  // integers exactly only below 2^53; a larger drawn seed could not be sent back to reproduce the request.
   std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ static_cast<uint64_t>(rd());
+  const uint64_t x = (static_cast<uint64_t>(rd()) << 32) ^ static_cast<uint64_t>(rd());
+  return x & ((uint64_t(1) << 53) - 1);
 }
 
 uint64_t seed_or_os(std::optional<uint64_t> seed) { return seed ? *seed : os_seed(); }

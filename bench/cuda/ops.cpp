@@ -1,0 +1,159 @@
+// bench_cuda_ops: times the CUDA ops at the Flash-Next shape (bench/flash-next-shape.json) and prints a table.
+// Decode rows report achieved GB/s of the bytes that must cross HBM (weights, KV rows or recurrent state) against
+// the measured 4,265 GB/s copy bandwidth; prefill rows report TFLOP/s against the 786 TFLOP/s bf16 matmul.
+// Weights are constant-filled (speed does not depend on the values) and, where one copy would fit in the 60 MB
+// L2, several copies are cycled so every call reads from HBM.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/ops.h"
+
+using namespace ds4::cuda;
+
+namespace {
+
+constexpr double kHbmGBs = 4265.0, kBf16TFlops = 786.0;
+
+// Mean milliseconds of fn(i) over iters calls after 3 warm-up calls; fn gets the call's index.
+double time_ms(Context& ctx, const std::function<void(int)>& fn, int iters = 20) {
+  for (int i = 0; i < 3; i++) fn(i);
+  cudaEvent_t a, b;
+  DS4_CUDA_CHECK(cudaEventCreate(&a));
+  DS4_CUDA_CHECK(cudaEventCreate(&b));
+  DS4_CUDA_CHECK(cudaEventRecord(a, ctx.stream()));
+  for (int i = 0; i < iters; i++) fn(i);
+  DS4_CUDA_CHECK(cudaEventRecord(b, ctx.stream()));
+  DS4_CUDA_CHECK(cudaEventSynchronize(b));
+  float ms = 0;
+  DS4_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return double(ms) / iters;
+}
+
+template <class T>
+DeviceBuffer<T> filled(size_t n, int byte) {
+  DeviceBuffer<T> b(n);
+  b.fill_bytes(byte);
+  return b;
+}
+
+void row_bw(const char* what, double ms, double bytes) {
+  std::printf("| %-46s | %9.1f | %8.1f GB/s | %5.1f%% of HBM |\n", what, ms * 1e3, bytes / ms / 1e6,
+              100.0 * bytes / ms / 1e6 / kHbmGBs);
+}
+void row_flops(const char* what, double ms, double flops) {
+  std::printf("| %-46s | %9.1f | %8.1f TFLOP/s | %5.1f%% of bf16 |\n", what, ms * 1e3, flops / ms / 1e9,
+              100.0 * flops / ms / 1e9 / kBf16TFlops);
+}
+
+// A bf16 of about 0.0115 in every element: 0x3C3C.
+constexpr int kWeightByte = 0x3C;
+
+void bench_linear(Context& ctx, int64_t T, int64_t K, int64_t N, const char* what) {
+  const size_t wbytes = size_t(N * K) * 2;
+  const int copies = int(std::max<size_t>(1, (size_t(256) << 20) / wbytes + 1));
+  std::vector<DeviceBuffer<bf16>> W;
+  for (int i = 0; i < copies; i++) W.push_back(filled<bf16>(size_t(N * K), kWeightByte));
+  auto x = filled<float>(size_t(T * K), 0x3C);
+  auto y = filled<float>(size_t(T * N), 0);
+  const double ms = time_ms(ctx, [&](int i) { linear(ctx, x.get(), T, K, W[size_t(i % copies)].get(), N, y.get()); });
+  if (T <= 8) row_bw(what, ms, double(wbytes));
+  else row_flops(what, ms, 2.0 * double(T) * double(N) * double(K));
+}
+
+void bench_moe(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t I, const char* what) {
+  auto gate = filled<bf16>(size_t(E * I * H), kWeightByte), up = filled<bf16>(size_t(E * I * H), kWeightByte),
+       down = filled<bf16>(size_t(E * H * I), kWeightByte);
+  // Decode calls cycle over disjoint expert sets so that no call finds the previous call's experts in L2.
+  const int64_t sets = T * K <= 64 ? 8 : 1;
+  std::vector<int32_t> idx(size_t(sets * T * K));
+  std::vector<float> w(idx.size(), 1.0f / float(K));
+  for (int64_t i = 0; i < sets * T * K; i++) idx[size_t(i)] = int32_t((i * 131) % E);  // distinct within a token
+  DeviceBuffer<int32_t> didx(idx);
+  DeviceBuffer<float> dw(w);
+  auto x = filled<float>(size_t(T * H), 0x3C);
+  auto out = filled<float>(size_t(T * H), 0);
+  const ExpertWeights ew{gate.get(), up.get(), down.get(), E, H, I};
+  const double ms = time_ms(ctx, [&](int i) {
+    const int64_t o = (i % sets) * T * K;
+    moe_experts(ctx, ew, x.get(), T, didx.get() + o, dw.get() + o, K, out.get());
+  });
+  const double bytes = double(std::min<int64_t>(T * K, E)) * 3.0 * double(I * H) * 2.0;
+  if (T <= 8) row_bw(what, ms, bytes);
+  else row_flops(what, ms, 2.0 * 3.0 * double(T * K) * double(I * H));
+}
+
+void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const char* what) {
+  const int64_t heads = 32, kv = 2, hd = 256, cache = 200000;
+  auto kc = filled<bf16>(size_t(cache * kv * hd), kWeightByte), vc = filled<bf16>(size_t(cache * kv * hd), kWeightByte);
+  auto q = filled<float>(size_t(T * heads * hd), 0x3C), gate = filled<float>(size_t(T * heads * hd), 0x3C);
+  auto out = filled<float>(size_t(T * heads * hd), 0);
+  std::vector<int32_t> sel(size_t(T * keys));
+  std::vector<int32_t> count(static_cast<size_t>(T), static_cast<int32_t>(keys));
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t i = 0; i < keys; i++) sel[size_t(t * keys + i)] = int32_t(i * (cache / keys));  // spread rows
+  DeviceBuffer<int32_t> dsel(sel), dcount(count);
+  const KeySelection ks = lists ? KeySelection::lists(dsel.get(), dcount.get(), keys) : KeySelection::causal(keys - T, T);
+  const double ms = time_ms(ctx, [&](int) {
+    attention(ctx, q.get(), kc.get(), vc.get(), AttnShape{heads, kv, hd}, T, ks, 1.0f / 16.0f, gate.get(), out.get());
+  });
+  if (T == 1) row_bw(what, ms, double(keys) * 2.0 * double(kv * hd) * 2.0);
+  else row_flops(what, ms, 4.0 * double(T) * double(heads) * double(keys) * double(hd) * (lists ? 1.0 : 0.5));
+}
+
+void bench_delta(Context& ctx, int64_t T, bool chunked, const char* what) {
+  const int64_t H = 48, dk = 128, dv = 128;
+  auto q = filled<float>(size_t(T * H * dk), 0x3C), k = filled<float>(size_t(T * H * dk), 0x3C);
+  auto v = filled<float>(size_t(T * H * dv), 0x3C), g = filled<float>(size_t(T * H), 0xBC),
+       beta = filled<float>(size_t(T * H), 0x3C);
+  std::vector<DeviceBuffer<float>> states;
+  for (int i = 0; i < 24; i++) states.push_back(filled<float>(size_t(H * dk * dv), 0));  // 24 layers' states: > L2
+  auto out = filled<float>(size_t(T * H * dv), 0);
+  const DeltaShape s{T, H, dk, dv};
+  const double ms = time_ms(ctx, [&](int i) {
+    float* st = states[size_t(i % 24)].get();
+    if (chunked) gated_delta_chunked(ctx, q.get(), k.get(), v.get(), g.get(), beta.get(), s, st, out.get());
+    else gated_delta_recurrent(ctx, q.get(), k.get(), v.get(), g.get(), beta.get(), s, st, out.get());
+  });
+  if (!chunked) row_bw(what, ms, 2.0 * double(H * dk * dv) * 4.0);
+  else std::printf("| %-46s | %9.1f | %8.0f tokens/ms per layer |\n", what, ms * 1e3, double(T) / ms);
+}
+
+}  // namespace
+
+int main() {
+  try {
+    Context ctx(0, size_t(2) << 30);
+    cudaDeviceProp prop{};
+    DS4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s, %d SMs, L2 %d MB. Flash-Next shapes (hidden 2560, 512 experts top-10 x 640, 32/2 heads x 256).\n\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    std::printf("| %-46s | %9s | %-30s |\n|---|---|---|\n", "op", "us", "rate");
+    bench_linear(ctx, 1, 2560, 10240, "linear T=1 2560->10240 (GDN qkv)");
+    bench_linear(ctx, 1, 2560, 2560, "linear T=1 2560->2560");
+    bench_linear(ctx, 1, 6144, 2560, "linear T=1 6144->2560 (GDN out)");
+    bench_linear(ctx, 1, 2560, 248320, "linear T=1 2560->248320 (lm_head)");
+    bench_linear(ctx, 4, 2560, 10240, "linear T=4 2560->10240");
+    bench_linear(ctx, 8, 2560, 10240, "linear T=8 2560->10240");
+    bench_moe(ctx, 1, 512, 10, 2560, 640, "moe_experts T=1 (10 of 512 experts)");
+    bench_moe(ctx, 4, 512, 10, 2560, 640, "moe_experts T=4");
+    bench_attention(ctx, 1, 2112, true, "attention T=1, 2112 selected keys, bf16 KV");
+    bench_attention(ctx, 1, 32768, false, "attention T=1, 32768 causal keys, bf16 KV");
+    bench_delta(ctx, 1, false, "gated_delta_recurrent T=1 (48 heads 128x128)");
+    bench_linear(ctx, 512, 2560, 10240, "linear T=512 2560->10240 (cuBLASLt)");
+    bench_moe(ctx, 512, 512, 10, 2560, 640, "moe_experts T=512 (grouped WMMA)");
+    bench_attention(ctx, 512, 512, false, "attention T=512 causal from 0");
+    bench_attention(ctx, 512, 2112, true, "attention T=512, 2112 keys each");
+    bench_delta(ctx, 512, true, "gated_delta_chunked T=512");
+    std::printf("\nscratch peak %.1f MB\n", double(ctx.scratch().peak()) / 1e6);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_cuda_ops: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,258 @@
+// Softmax attention over selected cached positions (cpu/attention.cpp) with GQA and the sigmoid output gate.
+//
+// A block serves one query token, one KV head and up to kHPB of the query heads that share it, over one split of
+// that query's key list: K/V rows of a tile are loaded once (converted to float32 in shared memory) and read by
+// every head of the block. Keys are gathered row by row through the position list, each row contiguous, so the
+// loads stay coalesced whatever the selection. The softmax is online (running max and sum per head); with
+// several splits, each block writes its unnormalised partial and a combine kernel merges them (flash-decoding).
+// Decode (few queries) uses many splits to cover the GPU; prefill has enough (query, head-group) blocks to
+// use one split and writes the output directly.
+#include <cmath>
+
+#include "backend/cuda/common.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <int HD>
+struct Cfg {
+  static constexpr int kHPB = 1024 / HD;                  // heads per block: the PV phase gives each thread 4 dims of 1 head
+  static constexpr int kNT = 4096 / HD;                   // keys per tile: K and V tiles of 16 KiB each
+  static constexpr int kNS = kHPB * kNT;                  // scores per tile
+  static constexpr int kTS = kNS >= kThreads ? 1 : kThreads / kNS;  // threads sharing one score's dot product
+  static constexpr int kSPT = kNS >= kThreads ? kNS / kThreads : 1; // scores per thread
+  static constexpr int kRow = HD + 4;                     // padded shared row: rows start on different banks
+};
+
+template <class KV>
+struct Args {
+  const float* q;
+  const KV* keys;
+  const KV* values;
+  const float* gate;
+  float* out;
+  float* part_acc;  // [T][heads][splits][HD] when splits > 1
+  float* part_ml;   // [T][heads][splits][2]: running max, running sum
+  const int32_t* positions;
+  const int32_t* count;
+  int64_t stride, causal_pos0, T, keys_per_split;
+  int heads, kv_heads, group, head_groups, splits;
+  float scale;
+};
+
+__device__ __forceinline__ void to_float8(const bf16* src, float* dst) {
+  const uint4 u = *reinterpret_cast<const uint4*>(src);
+  dst[0] = detail::bf_lo(u.x), dst[1] = detail::bf_hi(u.x), dst[2] = detail::bf_lo(u.y), dst[3] = detail::bf_hi(u.y);
+  dst[4] = detail::bf_lo(u.z), dst[5] = detail::bf_hi(u.z), dst[6] = detail::bf_lo(u.w), dst[7] = detail::bf_hi(u.w);
+}
+__device__ __forceinline__ void to_float8(const float* src, float* dst) {
+  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+  *reinterpret_cast<float4*>(dst + 4) = *reinterpret_cast<const float4*>(src + 4);
+}
+
+template <int HD, class KV>
+__global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
+  using C = Cfg<HD>;
+  __shared__ __align__(16) float q_s[C::kHPB][HD];
+  __shared__ __align__(16) float k_s[C::kNT][C::kRow];
+  __shared__ __align__(16) float v_s[C::kNT][C::kRow];
+  __shared__ float p_s[C::kHPB][C::kNT];
+  __shared__ float m_s[C::kHPB], l_s[C::kHPB], corr_s[C::kHPB];
+  const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;
+  const int64_t t = blockIdx.x / a.splits;
+  const int split = int(blockIdx.x % a.splits);
+  const int kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
+  const int h0 = kvh * a.group + hg * C::kHPB;
+  const int nh = min(C::kHPB, a.group - hg * C::kHPB);
+  const int64_t n = a.positions ? int64_t(a.count[t]) : a.causal_pos0 + t + 1;
+  const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
+  const int64_t kv_stride = int64_t(a.kv_heads) * HD;
+
+  for (int i = tid; i < C::kHPB * HD; i += kThreads) {
+    const int hh = i / HD, d = i % HD;
+    q_s[hh][d] = hh < nh ? a.q[(t * a.heads + h0 + hh) * HD + d] : 0.0f;
+  }
+  if (tid < C::kHPB) {
+    m_s[tid] = -INFINITY;
+    l_s[tid] = 0.0f;
+  }
+  const int hp = tid / (HD / 4), dq = (tid % (HD / 4)) * 4;  // PV phase: head and 4 dims of this thread
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+
+  for (int64_t base = s0; base < s1; base += C::kNT) {
+    const int nt = int(detail::imin(C::kNT, s1 - base));
+    __syncthreads();  // the previous tile is consumed (and q_s, m_s are initialised)
+    for (int i = tid; i < C::kNT * HD / 8; i += kThreads) {
+      const int nn = i / (HD / 8), c = (i % (HD / 8)) * 8;
+      if (nn < nt) {
+        const int64_t key = base + nn;
+        const int64_t pos = a.positions ? int64_t(a.positions[t * a.stride + key]) : key;
+        const int64_t off = pos * kv_stride + int64_t(kvh) * HD + c;
+        to_float8(a.keys + off, &k_s[nn][c]);
+        to_float8(a.values + off, &v_s[nn][c]);
+      }
+    }
+    __syncthreads();
+    // Scores: a team of kTS lanes per (head, key) dot product, kSPT of them per thread.
+#pragma unroll
+    for (int s = 0; s < C::kSPT; s++) {
+      const int si = tid / C::kTS + s * (kThreads / C::kTS), member = tid % C::kTS;
+      const int hh = si / C::kNT, nn = si % C::kNT;
+      float d = 0.0f;
+      for (int d4 = member; d4 < HD / 4; d4 += C::kTS) {
+        const float4 qa = *reinterpret_cast<const float4*>(&q_s[hh][d4 * 4]);
+        const float4 ka = *reinterpret_cast<const float4*>(&k_s[nn][d4 * 4]);
+        d = fmaf(qa.x, ka.x, d);
+        d = fmaf(qa.y, ka.y, d);
+        d = fmaf(qa.z, ka.z, d);
+        d = fmaf(qa.w, ka.w, d);
+      }
+#pragma unroll
+      for (int o = C::kTS / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+      if (member == 0) p_s[hh][nn] = (hh < nh && nn < nt) ? d * a.scale : -INFINITY;
+    }
+    __syncthreads();
+    // Online softmax, one warp per head: rescale factor for the running sums, probabilities in place.
+    for (int hh = wi; hh < C::kHPB; hh += kThreads / 32) {
+      float mx = -INFINITY;
+      for (int nn = lane; nn < C::kNT; nn += 32) mx = fmaxf(mx, p_s[hh][nn]);
+      mx = detail::warp_max(mx);
+      const float m_old = m_s[hh], m_new = fmaxf(m_old, mx);
+      float sum = 0.0f;
+      for (int nn = lane; nn < C::kNT; nn += 32) {
+        const float e = m_new == -INFINITY ? 0.0f : expf(p_s[hh][nn] - m_new);
+        p_s[hh][nn] = e;
+        sum += e;
+      }
+      sum = detail::warp_sum(sum);
+      if (lane == 0) {
+        const float corr = m_old == -INFINITY ? 0.0f : expf(m_old - m_new);
+        corr_s[hh] = corr;
+        l_s[hh] = l_s[hh] * corr + sum;
+        m_s[hh] = m_new;
+      }
+    }
+    __syncthreads();
+    const float corr = corr_s[hp];
+#pragma unroll
+    for (int i = 0; i < 4; i++) acc[i] *= corr;
+    for (int nn = 0; nn < nt; nn++) {
+      const float p = p_s[hp][nn];
+      const float4 vv = *reinterpret_cast<const float4*>(&v_s[nn][dq]);
+      acc[0] = fmaf(p, vv.x, acc[0]);
+      acc[1] = fmaf(p, vv.y, acc[1]);
+      acc[2] = fmaf(p, vv.z, acc[2]);
+      acc[3] = fmaf(p, vv.w, acc[3]);
+    }
+  }
+  __syncthreads();  // m_s, l_s final (also when this split had no keys)
+  if (hp >= nh) return;
+  const int64_t row = t * a.heads + h0 + hp;
+  if (a.splits == 1) {
+    const float l = l_s[hp];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      float o = l > 0.0f ? acc[i] / l : 0.0f;
+      if (a.gate) o *= detail::sigmoid(a.gate[row * HD + dq + i]);
+      a.out[row * HD + dq + i] = o;
+    }
+  } else {
+    const int64_t pi = row * a.splits + split;
+#pragma unroll
+    for (int i = 0; i < 4; i++) a.part_acc[pi * HD + dq + i] = acc[i];
+    if (dq == 0) {
+      a.part_ml[pi * 2] = m_s[hp];
+      a.part_ml[pi * 2 + 1] = l_s[hp];
+    }
+  }
+}
+
+// Merges the splits of one (token, head) row: weights e^(m_s - M), normalised by the merged sum; one thread per dim.
+__global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
+                                    int splits, int HD) {
+  const int64_t row = blockIdx.x;
+  const int d = threadIdx.x;
+  const float* ml = part_ml + row * splits * 2;
+  float M = -INFINITY;
+  for (int s = 0; s < splits; s++) M = fmaxf(M, ml[2 * s]);
+  float L = 0.0f, o = 0.0f;
+  if (M != -INFINITY)
+    for (int s = 0; s < splits; s++) {
+      if (ml[2 * s] == -INFINITY) continue;
+      const float w = expf(ml[2 * s] - M);
+      L += ml[2 * s + 1] * w;
+      o += part_acc[(row * splits + s) * HD + d] * w;
+    }
+  o = L > 0.0f ? o / L : 0.0f;
+  if (gate) o *= detail::sigmoid(gate[row * HD + d]);
+  out[row * HD + d] = o;
+}
+
+template <int HD, class KV>
+void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
+            const KeySelection& sel, float scale, const float* gate, float* out) {
+  using C = Cfg<HD>;
+  const int group = int(s.heads / s.kv_heads), head_groups = (group + C::kHPB - 1) / C::kHPB;
+  const int64_t base_blocks = T * s.kv_heads * head_groups;
+  // Split each query's keys until the grid covers every multiprocessor about twice, in whole tiles.
+  int64_t splits = 1;
+  const int64_t want = 2 * int64_t(ctx.sm_count());
+  if (base_blocks < want) splits = (want + base_blocks - 1) / base_blocks;
+  int64_t kps = (sel.max_keys + splits - 1) / splits;
+  kps = (kps + C::kNT - 1) / C::kNT * C::kNT;
+  splits = (sel.max_keys + kps - 1) / kps;
+  detail::require(T * splits < (int64_t(1) << 31) && s.kv_heads * head_groups < 65536, "attention: grid too large");
+
+  ScratchScope scope(ctx.scratch());
+  Args<KV> a{};
+  a.q = q, a.keys = keys, a.values = values, a.gate = gate, a.out = out;
+  if (splits > 1) {
+    a.part_acc = ctx.scratch().take<float>(size_t(T * s.heads * splits * HD));
+    a.part_ml = ctx.scratch().take<float>(size_t(T * s.heads * splits * 2));
+  }
+  a.positions = sel.positions, a.count = sel.count, a.stride = sel.stride, a.causal_pos0 = sel.causal_pos0;
+  a.T = T, a.keys_per_split = kps;
+  a.heads = int(s.heads), a.kv_heads = int(s.kv_heads), a.group = group, a.head_groups = head_groups;
+  a.splits = int(splits), a.scale = scale;
+  const dim3 grid(unsigned(T * splits), unsigned(s.kv_heads * head_groups));
+  attn_kernel<HD, KV><<<grid, kThreads, 0, ctx.stream()>>>(a);
+  DS4_CUDA_CHECK_LAUNCH();
+  if (splits > 1) {
+    attn_combine_kernel<<<unsigned(T * s.heads), HD, 0, ctx.stream()>>>(a.part_acc, a.part_ml, gate, out, int(splits), HD);
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <class KV>
+void dispatch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
+              const KeySelection& sel, float scale, const float* gate, float* out) {
+  detail::require(s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads == 0,
+                  "attention: heads must be a multiple of kv_heads");
+  detail::require(sel.max_keys > 0, "attention: max_keys must be positive");
+  detail::require(sel.positions == nullptr || (sel.count && sel.stride >= sel.max_keys),
+                  "attention: position lists need counts and a stride >= max_keys");
+  if (T <= 0) return;
+  switch (s.head_dim) {
+    case 64: return launch<64>(ctx, q, keys, values, s, T, sel, scale, gate, out);
+    case 128: return launch<128>(ctx, q, keys, values, s, T, sel, scale, gate, out);
+    case 256: return launch<256>(ctx, q, keys, values, s, T, sel, scale, gate, out);
+    default:
+      detail::require_supported(false, "attention: head_dim " + std::to_string(s.head_dim) + " (64, 128 or 256)");
+  }
+}
+
+}  // namespace
+
+void attention(Context& ctx, const float* q, const float* keys, const float* values, AttnShape s, int64_t T,
+               const KeySelection& sel, float scale, const float* gate, float* out) {
+  dispatch(ctx, q, keys, values, s, T, sel, scale, gate, out);
+}
+
+void attention(Context& ctx, const float* q, const bf16* keys, const bf16* values, AttnShape s, int64_t T,
+               const KeySelection& sel, float scale, const float* gate, float* out) {
+  dispatch(ctx, q, keys, values, s, T, sel, scale, gate, out);
+}
+
+}  // namespace ds4::cuda

@@ -1,0 +1,107 @@
+// Device helpers shared by the CUDA kernels: activations with the CPU's formulas, bf16 unpacking, warp and
+// block reductions, launch-size helpers and host-side argument checks.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/ops.h"
+
+namespace ds4::cuda::detail {
+
+// ----- activations: the same expressions as cpu/norms.cpp (no fast-math: expf is within 2 ulp) -----
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+__device__ __forceinline__ float apply_act(Act a, float x) {
+  return a == Act::Silu ? silu(x) : a == Act::Sigmoid ? sigmoid(x) : x;
+}
+
+// ----- bfloat16 -----
+__device__ __forceinline__ float bf(const bf16 v) { return __bfloat162float(v); }
+// The two bf16 halves of a 32-bit word as floats (a bf16 is the top half of a float's bits).
+__device__ __forceinline__ float bf_lo(uint32_t u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float bf_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+// Eight packed bf16 (one 128-bit load) dotted with eight floats.
+__device__ __forceinline__ float dot8(const uint4 w, const float4 a, const float4 b) {
+  float s = bf_lo(w.x) * a.x;
+  s = fmaf(bf_hi(w.x), a.y, s);
+  s = fmaf(bf_lo(w.y), a.z, s);
+  s = fmaf(bf_hi(w.y), a.w, s);
+  s = fmaf(bf_lo(w.z), b.x, s);
+  s = fmaf(bf_hi(w.z), b.y, s);
+  s = fmaf(bf_lo(w.w), b.z, s);
+  s = fmaf(bf_hi(w.w), b.w, s);
+  return s;
+}
+// Streaming 128-bit load of weights: read once per token, so keep them out of L1 (ld.global.nc.L1::no_allocate).
+__device__ __forceinline__ uint4 ld_stream(const void* p) {
+#ifdef __CUDA_ARCH__
+  uint4 r;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+#else  // host compilation of the same source (never executed by nvcc builds)
+  return *static_cast<const uint4*>(p);
+#endif
+}
+
+// ----- reductions -----
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Sum over the whole block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+// `red` is shared scratch of 32 elements; the function synchronises, so call it from all threads.
+template <class T>
+__device__ T block_sum(T v, T* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // red may still be read by a previous call
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  T t = lane < nwarps ? red[lane] : T(0);
+  return warp_sum(t);
+}
+
+__host__ __device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+__host__ __device__ __forceinline__ int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// ----- launch helpers -----
+inline unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+// A 1-D grid-stride launch size that fills the device without a huge grid.
+inline unsigned grid_for(const Context& ctx, int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads, cap = int64_t(ctx.sm_count()) * 32;
+  return unsigned(b < 1 ? 1 : b > cap ? cap : b);
+}
+
+// ----- host-side argument checks -----
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw Error(ErrorKind::InvalidArgument, "cuda op: " + what);
+}
+inline void require_supported(bool ok, const std::string& what) {
+  if (!ok) throw Error(ErrorKind::Unsupported, "cuda op: " + what);
+}
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Raises a kernel's dynamic shared-memory limit (needed above 48 KiB); throws when the device has less.
+template <class Kernel>
+void allow_smem(const Context& ctx, Kernel k, size_t bytes) {
+  require_supported(bytes <= ctx.smem_optin(), "kernel needs " + std::to_string(bytes) +
+                                                   " bytes of shared memory, the device allows " +
+                                                   std::to_string(ctx.smem_optin()));
+  if (bytes > 48 * 1024) DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+}  // namespace ds4::cuda::detail

@@ -1,0 +1,158 @@
+// Elementwise ops, row copies and gathers, and the hyper-connection / PLE-gate mixing. All are memory-bound:
+// one thread per output element in a grid-stride loop, consecutive threads on consecutive elements so every
+// warp access is coalesced.
+#include "backend/cuda/common.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+using detail::grid_for;
+
+#define DS4_GRID_STRIDE(i, n) \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+__global__ void activate_kernel(const float* x, float* y, int64_t n, Act act, float in_div, float out_scale) {
+  DS4_GRID_STRIDE(i, n) y[i] = out_scale * detail::apply_act(act, x[i] / in_div);
+}
+__global__ void swiglu_kernel(const float* g, const float* u, float* y, int64_t n) {
+  DS4_GRID_STRIDE(i, n) y[i] = detail::silu(g[i]) * u[i];
+}
+__global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
+  DS4_GRID_STRIDE(i, n) y[i] = a[i] + b[i];
+}
+__global__ void add_gated_rows_kernel(const float* a, const float* b, const float* logit, float* y, int64_t T, int64_t H) {
+  DS4_GRID_STRIDE(i, T * H) y[i] = a[i] + detail::sigmoid(logit[i / H]) * b[i];
+}
+__global__ void mul_sigmoid_kernel(float* x, const float* gate, int64_t n) {
+  DS4_GRID_STRIDE(i, n) x[i] *= detail::sigmoid(gate[i]);
+}
+__global__ void embed_streams_kernel(const bf16* table, int64_t H, const int32_t* tokens, int64_t T, int64_t S, float* x) {
+  DS4_GRID_STRIDE(i, T * S * H) {
+    const int64_t t = i / (S * H), h = i % H;
+    x[i] = __bfloat162float(table[int64_t(tokens[t]) * H + h]);
+  }
+}
+__global__ void gather_rows_kernel(const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out) {
+  DS4_GRID_STRIDE(i, n * cols) out[i] = __bfloat162float(table[rows[i / cols] * cols + i % cols]);
+}
+__global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst) {
+  DS4_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
+}
+// mixed[t][h] = sum_s sigmoid(mix[t][s][h]) normed[t][s][h] / S, streams summed in order as the CPU does.
+__global__ void hc_collapse_kernel(const float* mix, const float* normed, int64_t T, int64_t S, int64_t H, float* mixed) {
+  DS4_GRID_STRIDE(i, T * H) {
+    const int64_t t = i / H, h = i % H;
+    float acc = 0.0f;
+    for (int64_t s = 0; s < S; s++) {
+      const int64_t j = (t * S + s) * H + h;
+      acc += detail::sigmoid(mix[j]) * normed[j];
+    }
+    mixed[i] = acc / float(S);
+  }
+}
+__global__ void hc_inject_kernel(float* x, const float* out, const float* inject, int64_t T, int64_t S, int64_t H) {
+  DS4_GRID_STRIDE(i, T * S * H) {
+    const int64_t ts = i / H, t = ts / S, h = i % H;
+    x[i] += out[t * H + h] * inject[ts];
+  }
+}
+// One block per (token, stream): the key·query dot over H, then the gated value row.
+__global__ void ple_gate_kernel(const float* key, const float* query, const float* value, int64_t S, int64_t H,
+                                float* gated) {
+  __shared__ double red[32];
+  const int64_t ts = blockIdx.x, t = ts / S;
+  const float* kr = key + ts * H;
+  const float* qr = query + ts * H;
+  double d = 0.0;
+  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) d += double(kr[h]) * double(qr[h]);
+  d = detail::block_sum(d, red);
+  float g = float(d) * (1.0f / sqrtf(float(H)));
+  // Signed square root keeps the gate's sign while compressing its range (ple.cpp).
+  const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
+  g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
+  const float sg = detail::sigmoid(g);
+  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) gated[ts * H + h] = sg * value[t * H + h];
+}
+
+}  // namespace
+
+void activate(Context& ctx, const float* x, float* y, int64_t n, Act act, float in_div, float out_scale) {
+  if (n <= 0) return;
+  activate_kernel<<<grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(x, y, n, act, in_div, out_scale);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void swiglu(Context& ctx, const float* gate, const float* up, float* y, int64_t n) {
+  if (n <= 0) return;
+  swiglu_kernel<<<grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(gate, up, y, n);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void add(Context& ctx, const float* a, const float* b, float* y, int64_t n) {
+  if (n <= 0) return;
+  add_kernel<<<grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(a, b, y, n);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void add_gated_rows(Context& ctx, const float* a, const float* b, const float* logit, float* y, int64_t T, int64_t H) {
+  if (T <= 0 || H <= 0) return;
+  add_gated_rows_kernel<<<grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(a, b, logit, y, T, H);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void mul_sigmoid(Context& ctx, float* x, const float* gate, int64_t n) {
+  if (n <= 0) return;
+  mul_sigmoid_kernel<<<grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(x, gate, n);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void copy_rows(Context& ctx, float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
+               int64_t cols) {
+  detail::require(cols <= dst_stride && cols <= src_stride, "copy_rows: cols exceed a stride");
+  if (rows <= 0 || cols <= 0) return;
+  DS4_CUDA_CHECK(cudaMemcpy2DAsync(dst, size_t(dst_stride) * 4, src, size_t(src_stride) * 4, size_t(cols) * 4,
+                                   size_t(rows), cudaMemcpyDeviceToDevice, ctx.stream()));
+}
+
+void embed_streams(Context& ctx, const bf16* table, int64_t H, const int32_t* tokens, int64_t T, int64_t streams,
+                   float* x) {
+  if (T <= 0 || H <= 0 || streams <= 0) return;
+  embed_streams_kernel<<<grid_for(ctx, T * streams * H, 256), 256, 0, ctx.stream()>>>(table, H, tokens, T, streams, x);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void gather_rows(Context& ctx, const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out) {
+  if (n <= 0 || cols <= 0) return;
+  gather_rows_kernel<<<grid_for(ctx, n * cols, 256), 256, 0, ctx.stream()>>>(table, cols, rows, n, out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, int64_t row0) {
+  if (T <= 0 || width <= 0) return;
+  store_rows_bf16_kernel<<<grid_for(ctx, T * width, 256), 256, 0, ctx.stream()>>>(src, T * width, cache + row0 * width);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void hc_collapse(Context& ctx, const float* mix, const float* normed, int64_t T, int64_t streams, int64_t H,
+                 float* mixed) {
+  if (T <= 0 || H <= 0) return;
+  detail::require(streams > 0, "hc_collapse: streams must be positive");
+  hc_collapse_kernel<<<grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(mix, normed, T, streams, H, mixed);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void hc_inject(Context& ctx, float* x, const float* out, const float* inject, int64_t T, int64_t streams, int64_t H) {
+  if (T <= 0 || H <= 0 || streams <= 0) return;
+  hc_inject_kernel<<<grid_for(ctx, T * streams * H, 256), 256, 0, ctx.stream()>>>(x, out, inject, T, streams, H);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
+              int64_t H, float* gated) {
+  if (T <= 0 || H <= 0 || streams <= 0) return;
+  detail::require(T * streams < (int64_t(1) << 31), "ple_gate: too many rows");
+  ple_gate_kernel<<<unsigned(T * streams), 256, 0, ctx.stream()>>>(key, query, value, streams, H, gated);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ds4::cuda

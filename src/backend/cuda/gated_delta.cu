@@ -1,0 +1,293 @@
+// The gated delta rule (cpu/gated_delta.cpp) and the GDN step that prepares its inputs.
+//
+// Both forms split the work over (value head, tile of 32 state columns): the columns of S_h are independent
+// (every update is S[:, j] <- f(S[:, j], k, q, v_j)), so a block owns S[:, j0..j0+32) outright and needs no
+// communication with other blocks. Lanes map to columns, so every state access of a warp is one coalesced
+// 128-byte row segment.
+#include "backend/cuda/common.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int kColTile = 32;  // state columns per block: one per lane
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+// ---------------------------------------------------------------------------------------------------------
+// Recurrent form. Thread (warp w, lane l) holds S[a][j0 + l] for a = w, w + 8, ... in registers for the whole
+// call: each token costs one pass over registers and two 8-way cross-warp reductions through shared memory,
+// and the state crosses HBM once per call (read at the start, written at the end). MAXR = ceil(dk / 8).
+// ---------------------------------------------------------------------------------------------------------
+template <int MAXR>
+__global__ void __launch_bounds__(kThreads)
+    delta_recurrent_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta,
+                           int64_t T, int64_t H, int dk, int dv, float* state, float* out) {
+  __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
+  __shared__ float red[kWarps][32];
+  const int h = blockIdx.x, lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+  const int j = blockIdx.y * kColTile + lane;
+  const bool col = j < dv;
+  float* S = state + int64_t(h) * dk * dv;
+  float s[MAXR];
+#pragma unroll
+  for (int r = 0; r < MAXR; r++) {
+    const int a = wi + kWarps * r;
+    s[r] = (col && a < dk) ? S[int64_t(a) * dv + j] : 0.0f;
+  }
+  for (int64_t t = 0; t < T; t++) {
+    const int64_t th = t * H + h;
+    __syncthreads();  // the previous token's reads of qs, ks and red are done
+    for (int a = threadIdx.x; a < dk; a += kThreads) {
+      qs[a] = q[th * dk + a];
+      ks[a] = k[th * dk + a];
+    }
+    __syncthreads();
+    const float decay = expf(g[th]), b = beta[th];
+    // S <- S * exp(g); mem_j = sum_a S[a][j] k_a
+    float mem = 0.0f;
+#pragma unroll
+    for (int r = 0; r < MAXR; r++) {
+      const int a = wi + kWarps * r;
+      if (a < dk) {
+        s[r] *= decay;
+        mem += s[r] * ks[a];
+      }
+    }
+    red[wi][lane] = mem;
+    __syncthreads();
+    float m = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; w++) m += red[w][lane];
+    const float delta = ((col ? v[th * dv + j] : 0.0f) - m) * b;
+    // S <- S + k ⊗ delta; o_j = sum_a S[a][j] q_a
+    float o = 0.0f;
+#pragma unroll
+    for (int r = 0; r < MAXR; r++) {
+      const int a = wi + kWarps * r;
+      if (a < dk) {
+        s[r] += ks[a] * delta;
+        o += s[r] * qs[a];
+      }
+    }
+    __syncthreads();  // every warp has read red
+    red[wi][lane] = o;
+    __syncthreads();
+    if (wi == 0 && col) {
+      float os = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; w++) os += red[w][lane];
+      out[th * dv + j] = os;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < MAXR; r++) {
+    const int a = wi + kWarps * r;
+    if (col && a < dk) S[int64_t(a) * dv + j] = s[r];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Chunked form, chunks of kChunk tokens (the CPU's default is 64; the function does not depend on it, and
+// shorter chunks keep exp(cum) further from underflow and the shared-memory footprint under the limit for
+// dk = 256). The block keeps its state tile S[:, j0..j0+32) in shared memory across all chunks. Per chunk:
+//   A[i][j] = beta_i (k_i·k_j) e^(cum_i - cum_j), j < i     B[i][j] = (q_i·k_j) e^(cum_i - cum_j), j <= i
+//   (I + A) U = beta v,  (I + A) W = beta k e^cum           (forward substitution, one column per thread)
+//   vn = U - W S;  o_i = e^cum_i q_i S + sum_{j<=i} B[i][j] vn_j;  S <- e^cum_last S + sum_j k_j e^(cum_last-cum_j) vn_j
+// Rows of K, Q and W are padded by one float so that threads reading different rows hit different banks.
+// ---------------------------------------------------------------------------------------------------------
+constexpr int kChunk = 32;
+constexpr int kCP = kChunk + 1;
+
+size_t chunked_smem_floats(int dk) {
+  const size_t dkp = size_t(dk) + 1;
+  return size_t(dk) * kColTile + 3 * kChunk * dkp + kChunk * kColTile + 2 * kChunk * kCP + 4 * kChunk;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    delta_chunked_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta, int64_t T,
+                         int64_t H, int dk, int dv, float* state, float* out) {
+  extern __shared__ float sm[];
+  const int dkp = dk + 1;
+  float* S_s = sm;                          // [dk][kColTile]
+  float* K_s = S_s + dk * kColTile;         // [kChunk][dkp]
+  float* Q_s = K_s + kChunk * dkp;          // [kChunk][dkp]
+  float* W_s = Q_s + kChunk * dkp;          // [kChunk][dkp]
+  float* U_s = W_s + kChunk * dkp;          // [kChunk][kColTile]: beta v, then U, then vn
+  float* A_s = U_s + kChunk * kColTile;     // [kChunk][kCP]
+  float* B_s = A_s + kChunk * kCP;          // [kChunk][kCP]
+  float* cum_s = B_s + kChunk * kCP;        // [kChunk] cumulative log-decay within the chunk
+  float* beta_s = cum_s + kChunk;
+  float* ecum_s = beta_s + kChunk;          // e^cum_i
+  float* dec_s = ecum_s + kChunk;           // e^(cum_last - cum_i)
+  const int h = blockIdx.x, j0 = blockIdx.y * kColTile, tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;
+  const bool col = j0 + lane < dv;
+  float* S = state + int64_t(h) * dk * dv;
+  for (int i = tid; i < dk * kColTile; i += kThreads) {
+    const int a = i / kColTile, jj = i % kColTile;
+    S_s[i] = j0 + jj < dv ? S[int64_t(a) * dv + j0 + jj] : 0.0f;
+  }
+  for (int64_t c0 = 0; c0 < T; c0 += kChunk) {
+    const int L = int(detail::imin(kChunk, T - c0));
+    __syncthreads();  // the previous chunk is done with K_s, U_s, dec_s and S_s
+    for (int i = tid; i < L * dk; i += kThreads) {
+      const int r = i / dk, e = i % dk;
+      const int64_t src = ((c0 + r) * H + h) * dk + e;
+      K_s[r * dkp + e] = k[src];
+      Q_s[r * dkp + e] = q[src];
+    }
+    for (int i = tid; i < L * kColTile; i += kThreads) {
+      const int r = i / kColTile, jj = i % kColTile;
+      U_s[i] = j0 + jj < dv ? v[((c0 + r) * H + h) * dv + j0 + jj] * beta[(c0 + r) * H + h] : 0.0f;
+    }
+    if (tid == 0) {  // the CPU's sequential prefix sum, so cum agrees exactly
+      float acc = 0.0f;
+      for (int r = 0; r < L; r++) {
+        acc += g[(c0 + r) * H + h];
+        cum_s[r] = acc;
+        beta_s[r] = beta[(c0 + r) * H + h];
+      }
+    }
+    __syncthreads();
+    if (tid < L) {
+      ecum_s[tid] = expf(cum_s[tid]);
+      dec_s[tid] = expf(cum_s[L - 1] - cum_s[tid]);
+    }
+    for (int p = tid; p < L * L; p += kThreads) {
+      const int i = p / L, jj = p % L;
+      if (jj > i) continue;
+      float kk = 0.0f, qk = 0.0f;
+      for (int e = 0; e < dk; e++) {
+        const float kj = K_s[jj * dkp + e];
+        kk += K_s[i * dkp + e] * kj;
+        qk += Q_s[i * dkp + e] * kj;
+      }
+      const float dcy = expf(cum_s[i] - cum_s[jj]);
+      if (jj < i) A_s[i * kCP + jj] = beta_s[i] * kk * dcy;
+      B_s[i * kCP + jj] = qk * dcy;
+    }
+    __syncthreads();
+    // Forward substitution, one column per thread: columns < dk are W's, the rest U's.
+    for (int c = tid; c < dk + kColTile; c += kThreads) {
+      if (c < dk) {
+        for (int i = 0; i < L; i++) {
+          float w = beta_s[i] * K_s[i * dkp + c] * ecum_s[i];
+          for (int jj = 0; jj < i; jj++) w -= A_s[i * kCP + jj] * W_s[jj * dkp + c];
+          W_s[i * dkp + c] = w;
+        }
+      } else {
+        const int cc = c - dk;
+        for (int i = 0; i < L; i++) {
+          float u = U_s[i * kColTile + cc];
+          for (int jj = 0; jj < i; jj++) u -= A_s[i * kCP + jj] * U_s[jj * kColTile + cc];
+          U_s[i * kColTile + cc] = u;
+        }
+      }
+    }
+    __syncthreads();
+    // vn = U - W S: the part of each value the incoming state does not already predict.
+    for (int i = wi; i < L; i += kWarps) {
+      float d = U_s[i * kColTile + lane];
+      for (int a = 0; a < dk; a++) d -= W_s[i * dkp + a] * S_s[a * kColTile + lane];
+      U_s[i * kColTile + lane] = d;
+    }
+    __syncthreads();
+    for (int i = wi; i < L; i += kWarps) {
+      float d = 0.0f;
+      for (int a = 0; a < dk; a++) d += Q_s[i * dkp + a] * S_s[a * kColTile + lane];
+      float o = ecum_s[i] * d;
+      for (int jj = 0; jj <= i; jj++) o += B_s[i * kCP + jj] * U_s[jj * kColTile + lane];
+      if (col) out[((c0 + i) * H + h) * dv + j0 + lane] = o;
+    }
+    __syncthreads();  // the outputs have read S_s
+    const float el = expf(cum_s[L - 1]);
+    for (int a = wi; a < dk; a += kWarps) {
+      float s = S_s[a * kColTile + lane] * el;
+      for (int i = 0; i < L; i++) s += K_s[i * dkp + a] * dec_s[i] * U_s[i * kColTile + lane];
+      S_s[a * kColTile + lane] = s;
+    }
+  }
+  __syncthreads();
+  for (int i = tid; i < dk * kColTile; i += kThreads) {
+    const int a = i / kColTile, jj = i % kColTile;
+    if (j0 + jj < dv) S[int64_t(a) * dv + j0 + jj] = S_s[i];
+  }
+}
+
+// One block per (token, value head): split, repeat key heads, L2-normalise, gates (gated_deltanet.cpp).
+__global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const float* b, const float* A_log,
+                                   const float* dt_bias, int64_t KH, int64_t VH, int64_t dk, int64_t dv, float* q,
+                                   float* k, float* v, float* g, float* beta) {
+  __shared__ double red[32];
+  const int64_t th = blockIdx.x, t = th / VH, h = th % VH, kh = h / (VH / KH);
+  const int64_t kd = KH * dk, conv_dim = 2 * kd + VH * dv;
+  const float* row = conv_out + t * conv_dim;
+  const float* qs = row + kh * dk;
+  const float* ks = row + kd + kh * dk;
+  const float* vs = row + 2 * kd + h * dv;
+  double sq = 0.0, sk = 0.0;
+  for (int64_t e = threadIdx.x; e < dk; e += blockDim.x) {
+    sq += double(qs[e]) * double(qs[e]);
+    sk += double(ks[e]) * double(ks[e]);
+  }
+  sq = detail::block_sum(sq, red);
+  sk = detail::block_sum(sk, red);
+  const float iq = 1.0f / sqrtf(float(sq) + 1e-6f), ik = 1.0f / sqrtf(float(sk) + 1e-6f);
+  const float qscale = 1.0f / sqrtf(float(dk));
+  for (int64_t e = threadIdx.x; e < dk; e += blockDim.x) {
+    q[th * dk + e] = (qs[e] * iq) * qscale;
+    k[th * dk + e] = ks[e] * ik;
+  }
+  for (int64_t e = threadIdx.x; e < dv; e += blockDim.x) v[th * dv + e] = vs[e];
+  if (threadIdx.x == 0) {
+    beta[th] = detail::sigmoid(b[th]);
+    g[th] = -expf(A_log[h]) * detail::softplus(a[th] + dt_bias[h]);
+  }
+}
+
+void check_delta_shape(const DeltaShape& s) {
+  detail::require(s.T >= 0 && s.H > 0 && s.dk > 0 && s.dv > 0, "gated delta: bad shape");
+  detail::require_supported(s.dk <= 256, "gated delta: key dim " + std::to_string(s.dk) + " > 256");
+  detail::require(s.H < 65536 * 16, "gated delta: too many heads");
+}
+
+}  // namespace
+
+void gated_delta_recurrent(Context& ctx, const float* q, const float* k, const float* v, const float* g,
+                           const float* beta, DeltaShape s, float* state, float* out) {
+  check_delta_shape(s);
+  if (s.T == 0) return;
+  const dim3 grid(unsigned(s.H), detail::blocks_for(s.dv, kColTile));
+  const int dk = int(s.dk), dv = int(s.dv);
+  if (dk <= 64)
+    delta_recurrent_kernel<8><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+  else if (dk <= 128)
+    delta_recurrent_kernel<16><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+  else
+    delta_recurrent_kernel<32><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void gated_delta_chunked(Context& ctx, const float* q, const float* k, const float* v, const float* g,
+                         const float* beta, DeltaShape s, float* state, float* out) {
+  check_delta_shape(s);
+  if (s.T == 0) return;
+  const size_t smem = chunked_smem_floats(int(s.dk)) * sizeof(float);
+  detail::allow_smem(ctx, delta_chunked_kernel, smem);
+  const dim3 grid(unsigned(s.H), detail::blocks_for(s.dv, kColTile));
+  delta_chunked_kernel<<<grid, kThreads, smem, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, int(s.dk), int(s.dv), state,
+                                                               out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void gdn_prepare(Context& ctx, const float* conv_out, const float* a, const float* b, const float* A_log,
+                 const float* dt_bias, int64_t T, GdnHeads hd, float* q, float* k, float* v, float* g, float* beta) {
+  detail::require(hd.key_heads > 0 && hd.value_heads % hd.key_heads == 0 && hd.dk > 0 && hd.dv > 0,
+                  "gdn_prepare: value heads must be a multiple of key heads");
+  if (T <= 0) return;
+  detail::require(T * hd.value_heads < (int64_t(1) << 31), "gdn_prepare: too many rows");
+  gdn_prepare_kernel<<<unsigned(T * hd.value_heads), 128, 0, ctx.stream()>>>(
+      conv_out, a, b, A_log, dt_bias, hd.key_heads, hd.value_heads, hd.dk, hd.dv, q, k, v, g, beta);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ds4::cuda

@@ -1,0 +1,166 @@
+// Dense projections y[T,N] = x[T,K] · W[N,K]^T.
+//
+// T <= 8 (decode, small verify batches) is bound by reading W: the GEMV kernel gives each warp R rows, streams
+// them once with 128-bit loads, and multiplies every row by all T activation vectors staged in shared memory,
+// so W crosses HBM once per call whatever T is. Larger T is compute-bound and goes to cuBLASLt with bf16
+// operands (x rounded to bf16 in scratch), float32 accumulation and float32 output.
+#include <algorithm>
+
+#include "backend/cuda/blas.h"
+#include "backend/cuda/gemv.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int kGemvWarps = 4;
+constexpr int64_t kGemvMaxT = 8;
+constexpr int64_t kGemvSmemFloats = 12288;  // 48 KiB of staged activations per block: no opt-in needed
+
+template <int R, int NT, bool VEC>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    gemv_kernel(const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, int64_t kc) {
+  extern __shared__ __align__(16) float xs[];  // [NT][kc] in plane order
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t row0 = (int64_t(blockIdx.x) * kGemvWarps + warp) * R;
+  float acc[R][NT];
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
+  // Rows past N read row N-1 (valid memory) and are never written: every warp stays for the barriers.
+  const bf16* base[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) base[r] = W + detail::imin(row0 + r, N - 1) * K;
+
+  for (int64_t k0 = 0; k0 < K; k0 += kc) {
+    const int64_t len = detail::imin(kc, K - k0);
+    __syncthreads();  // the previous chunk's activations are no longer read
+    for (int t = 0; t < NT; t++) {
+      if (t < T) detail::stage_planes(xs + t * kc, x + t * K + k0, len, kc);
+      else detail::stage_planes(xs + t * kc, x, 0, kc);  // zeros for padded tokens
+    }
+    __syncthreads();
+    const bf16* rows[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) rows[r] = base[r] + k0;
+    detail::warp_dot_rows<R, NT, VEC>(rows, xs, kc, len, acc);
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      const float v = detail::warp_sum(acc[r][t]);
+      if (lane == 0 && t < T && row0 + r < N) y[t * N + row0 + r] = v;
+    }
+}
+
+template <int R, int NT>
+void launch_gemv_r(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, bool vec) {
+  // K is staged in chunks of kc floats per token (a multiple of 8, so chunks keep 16-byte alignment).
+  const int64_t cap = (kGemvSmemFloats / NT) / 8 * 8;
+  const int64_t kc = std::min(cap, (K + 7) / 8 * 8);
+  const size_t smem = size_t(NT * kc) * sizeof(float);
+  const unsigned blocks = detail::blocks_for(N, kGemvWarps * R);
+  if (vec) gemv_kernel<R, NT, true><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
+  else gemv_kernel<R, NT, false><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+template <int NT>
+void launch_gemv(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  const bool vec = K % 8 == 0 && detail::aligned16(W);
+  // More rows per warp keep more loads in flight, but the grid must still cover every multiprocessor twice.
+  const int64_t want = 2 * int64_t(ctx.sm_count());
+  if (int64_t(detail::blocks_for(N, kGemvWarps * 4)) >= want) launch_gemv_r<4, NT>(ctx, x, T, K, W, N, y, vec);
+  else if (int64_t(detail::blocks_for(N, kGemvWarps * 2)) >= want) launch_gemv_r<2, NT>(ctx, x, T, K, W, N, y, vec);
+  else launch_gemv_r<1, NT>(ctx, x, T, K, W, N, y, vec);
+}
+
+__global__ void to_bf16_kernel(const float* x, bf16* y, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = __float2bfloat16_rn(x[i]);
+}
+
+// The largest power of two (up to 256) that divides the address.
+uint32_t alignment_of(const void* p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a) a >>= 1;
+  return a;
+}
+
+// cuBLASLt descriptors released on every path out.
+struct LtDescs {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtDescs() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+void linear_blas(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  detail::require(T < (int64_t(1) << 31) && K < (int64_t(1) << 31) && N < (int64_t(1) << 31), "linear: shape too large");
+  ScratchScope scope(ctx.scratch());
+  bf16* xb = ctx.scratch().take<bf16>(size_t(T * K));
+  to_bf16_kernel<<<detail::grid_for(ctx, T * K, 256), 256, 0, ctx.stream()>>>(x, xb, T * K);
+  DS4_CUDA_CHECK_LAUNCH();
+  auto& blas = ctx.blas();
+  const float alpha = 1.0f, beta = 0.0f;
+  // Column-major view: W is K x N (ld K), x is K x T (ld K), y is N x T (ld N): y = W^T x (TRANSA = T).
+  LtDescs d;
+  DS4_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  DS4_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  DS4_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  DS4_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, CUDA_R_16BF, uint64_t(K), uint64_t(N), K));
+  DS4_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, CUDA_R_16BF, uint64_t(K), uint64_t(T), K));
+  DS4_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, CUDA_R_32F, uint64_t(N), uint64_t(T), N));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&d.pref));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                        &blas.workspace_bytes, sizeof blas.workspace_bytes));
+  // The heuristic assumes 256-byte aligned operands unless told otherwise; weights sub-allocated from a larger
+  // buffer may be less aligned, so state each pointer's actual alignment.
+  const uint32_t align[3] = {alignment_of(W), alignment_of(xb), alignment_of(y)};
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align[0],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align[1],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align[2],
+                                                        sizeof(uint32_t)));
+  DS4_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align[2],
+                                                        sizeof(uint32_t)));
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  const cublasStatus_t hs =
+      cublasLtMatmulAlgoGetHeuristic(blas.lt, d.op, d.a, d.b, d.c, d.c, d.pref, 1, &heur, &found);
+  if (hs == CUBLAS_STATUS_SUCCESS && found > 0) {
+    DS4_CUBLAS_CHECK(cublasLtMatmul(blas.lt, d.op, &alpha, W, d.a, xb, d.b, &beta, y, d.c, y, d.c, &heur.algo,
+                                    blas.workspace, blas.workspace_bytes, ctx.stream()));
+    return;
+  }
+  // No Lt algorithm for this shape (odd leading dimensions): plain cuBLAS accepts any.
+  DS4_CUBLAS_CHECK(cublasGemmEx(blas.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(T), int(K), &alpha, W, CUDA_R_16BF,
+                                int(K), xb, CUDA_R_16BF, int(K), &beta, y, CUDA_R_32F, int(N), CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace
+
+void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  detail::require(T >= 0 && K > 0 && N >= 0, "linear: bad shape");
+  if (T == 0 || N == 0) return;
+  if (T <= kGemvMaxT) {
+    if (T == 1) launch_gemv<1>(ctx, x, T, K, W, N, y);
+    else if (T == 2) launch_gemv<2>(ctx, x, T, K, W, N, y);
+    else if (T <= 4) launch_gemv<4>(ctx, x, T, K, W, N, y);
+    else launch_gemv<8>(ctx, x, T, K, W, N, y);
+    return;
+  }
+  linear_blas(ctx, x, T, K, W, N, y);
+}
+
+}  // namespace ds4::cuda

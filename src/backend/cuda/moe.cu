@@ -1,0 +1,395 @@
+// MoE routing and routed experts (models/qwen_hybrid/moe.cpp). Only the experts a token selected are read.
+//
+// Decode (T <= 8): per (token, expert) GEMVs on the shared bandwidth-bound core (gemv.cuh). The gate/up kernel
+// streams the expert's gate and up rows against the token's activations and writes silu(g) * u; the down kernel
+// gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h), so the
+// weighted sum never leaves registers.
+//
+// Prefill: assignments (token, slot) are grouped by expert on the device (a warp per expert ballots over the
+// routing table, keeping token order, so the grouping is deterministic), cut into 64-row tiles, and multiplied
+// by a grouped tensor-core GEMM (WMMA bf16 x bf16 -> f32) whose blocks look up their expert and rows in the tile
+// table. The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are
+// per assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
+#include <mma.h>
+
+#include "backend/cuda/gemv.cuh"
+#include "backend/cuda/topk.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int64_t kDecodeMaxT = 8;
+constexpr int kWarps = 4;
+constexpr int64_t kStageFloats = 12288;  // 48 KiB of staged activations per block
+
+// ----------------------------------------------------------------------------------------------------------
+// Routing: softmax, top-k with the CPU's selection, optional renormalisation. One block per token.
+// ----------------------------------------------------------------------------------------------------------
+__global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs,
+                             detail::Item* replay, int32_t* idx, float* weight) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float red[32];
+  const int64_t t = blockIdx.x;
+  const float* l = logits + t * E;
+  float* p = probs + t * E;
+  float mx = -INFINITY;
+  for (int64_t e = threadIdx.x; e < E; e += blockDim.x) mx = fmaxf(mx, l[e]);
+  mx = detail::warp_max(mx);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = mx;
+  __syncthreads();
+  mx = -INFINITY;
+  for (int w = 0; w < int(blockDim.x >> 5); w++) mx = fmaxf(mx, red[w]);
+  float sum = 0.0f;
+  for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
+    const float v = expf(l[e] - mx);
+    p[e] = v;
+    sum += v;
+  }
+  sum = detail::block_sum(sum, red);
+  for (int64_t e = threadIdx.x; e < E; e += blockDim.x) p[e] /= sum;
+  __syncthreads();  // probabilities written by every thread are read by all below
+  int* chosen = reinterpret_cast<int*>(smem);
+  void* topk_smem = smem + ((K * 4 + 15) / 16) * 16;
+  detail::block_topk([p](int i) { return p[i]; }, int(E), int(K), topk_smem, replay + t * E, chosen);
+  if (threadIdx.x == 0) {
+    float norm = 0.0f;
+    for (int64_t j = 0; j < K; j++) norm += p[chosen[j]];
+    for (int64_t j = 0; j < K; j++) {
+      idx[t * K + j] = chosen[j];
+      weight[t * K + j] = renorm ? p[chosen[j]] / norm : p[chosen[j]];
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Decode: gate/up GEMV per assignment a = t * K + j (blockIdx.y), R rows of gate and of up per warp.
+// ----------------------------------------------------------------------------------------------------------
+template <int R, bool VEC>
+__global__ void __launch_bounds__(kWarps * 32)
+    gate_up_gemv_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
+                        int64_t K, float* hbuf, int64_t kc) {
+  extern __shared__ __align__(16) float xs[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t a = blockIdx.y, t = a / K, e = idx[a];
+  const int64_t row0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
+  const bf16* gbase = gate + e * I * H;
+  const bf16* ubase = up + e * I * H;
+  float acc[2 * R][1];
+#pragma unroll
+  for (int r = 0; r < 2 * R; r++) acc[r][0] = 0.0f;
+  for (int64_t k0 = 0; k0 < H; k0 += kc) {
+    const int64_t len = detail::imin(kc, H - k0);
+    __syncthreads();
+    detail::stage_planes(xs, x + t * H + k0, len, kc);
+    __syncthreads();
+    const bf16* rows[2 * R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      const int64_t row = detail::imin(row0 + r, I - 1);
+      rows[r] = gbase + row * H + k0;
+      rows[R + r] = ubase + row * H + k0;
+    }
+    detail::warp_dot_rows<2 * R, 1, VEC>(rows, xs, kc, len, acc);
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const float g = detail::warp_sum(acc[r][0]), u = detail::warp_sum(acc[R + r][0]);
+    if (lane == 0 && row0 + r < I) hbuf[a * I + row0 + r] = detail::silu(g) * u;
+  }
+}
+
+// Decode: down projection and weighted sum over the token's K experts; blockIdx.y is the token.
+template <int R, bool VEC>
+__global__ void __launch_bounds__(kWarps * 32)
+    down_gemv_kernel(const float* hbuf, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
+                     const float* weight, int64_t K, float* out, int64_t kc) {
+  extern __shared__ __align__(16) float hs[];  // [K][kc]
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t t = blockIdx.y;
+  const int64_t row0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
+  float total[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) total[r] = 0.0f;
+  for (int64_t k0 = 0; k0 < I; k0 += kc) {
+    const int64_t len = detail::imin(kc, I - k0);
+    __syncthreads();
+    for (int64_t j = 0; j < K; j++) detail::stage_planes(hs + j * kc, hbuf + (t * K + j) * I + k0, len, kc);
+    __syncthreads();
+    for (int64_t j = 0; j < K; j++) {
+      const int64_t e = idx[t * K + j];
+      const float w = weight[t * K + j];
+      const bf16* rows[R];
+#pragma unroll
+      for (int r = 0; r < R; r++) rows[r] = down + e * H * I + detail::imin(row0 + r, H - 1) * I + k0;
+      float acc[R][1];
+#pragma unroll
+      for (int r = 0; r < R; r++) acc[r][0] = 0.0f;
+      detail::warp_dot_rows<R, 1, VEC>(rows, hs + j * kc, kc, len, acc);
+#pragma unroll
+      for (int r = 0; r < R; r++) total[r] = fmaf(w, acc[r][0], total[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    const float v = detail::warp_sum(total[r]);
+    if (lane == 0 && row0 + r < H) out[t * H + row0 + r] = v;
+  }
+}
+
+template <int R>
+void launch_decode_r(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                     const float* weight, int64_t K, float* hbuf, float* out) {
+  const int64_t H = w.hidden, I = w.inter;
+  {
+    const int64_t kc = detail::imin(kStageFloats / 8 * 8, (H + 7) / 8 * 8);
+    const bool vec = H % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up);
+    const dim3 grid(detail::blocks_for(I, kWarps * R), unsigned(T * K));
+    const size_t smem = size_t(kc) * sizeof(float);
+    if (vec) gate_up_gemv_kernel<R, true><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
+    else gate_up_gemv_kernel<R, false><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+  {
+    const int64_t kc = detail::imin((kStageFloats / K) / 8 * 8, (I + 7) / 8 * 8);
+    const bool vec = I % 8 == 0 && detail::aligned16(w.down);
+    const dim3 grid(detail::blocks_for(H, kWarps * R), unsigned(T));
+    const size_t smem = size_t(K * kc) * sizeof(float);
+    if (vec) down_gemv_kernel<R, true><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
+    else down_gemv_kernel<R, false><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Prefill: grouping, tile table, grouped GEMM, SwiGLU, weighted combine.
+// ----------------------------------------------------------------------------------------------------------
+constexpr int kBM = 64, kBN = 64, kBK = 32, kLds = kBK + 8;  // bf16 smem rows of 80 bytes: 16-byte multiple
+
+// Warp e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e].
+__global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T, int32_t* list, int32_t* counts) {
+  const int64_t e = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (e >= E) return;
+  int cnt = 0;
+  for (int64_t base = 0; base < A; base += 32) {
+    const int64_t a = base + lane;
+    const bool mine = a < A && idx[a] == e;
+    const unsigned m = __ballot_sync(0xffffffffu, mine);
+    if (mine) list[e * T + cnt + __popc(m & ((1u << lane) - 1u))] = int32_t(a);
+    cnt += __popc(m);
+  }
+  if (lane == 0) counts[e] = cnt;
+}
+
+// Cuts each expert's rows into 64-row tiles, in expert order (tiny: one thread).
+__global__ void tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e, int32_t* tile_r0, int32_t* num_tiles) {
+  int n = 0;
+  for (int64_t e = 0; e < E; e++)
+    for (int r0 = 0; r0 < counts[e]; r0 += kBM) {
+      tile_e[n] = int32_t(e);
+      tile_r0[n] = r0;
+      n++;
+    }
+  *num_tiles = n;
+}
+
+struct GroupedGemm {
+  const void* a_src;  // float [*, lda] (token activations) or bf16 [A, lda] (SwiGLU outputs)
+  int64_t lda, a_div;  // A row of assignment a: a / a_div
+  const bf16* w[2];    // stacked expert weights [E][N][Kd], blockIdx.z picks one
+  float* out[2];       // [A][N]
+  int64_t N, Kd, T;
+  const int32_t *list, *counts, *tile_e, *tile_r0, *num_tiles;
+  bool vec;  // Kd % 8 == 0 and 16-byte aligned bases: 128-bit loads for full 16-element runs
+};
+
+__device__ __forceinline__ void load16(const float* src, bool vec, int64_t k, int64_t Kd, bf16* dst) {
+  if (vec && k + 16 <= Kd) {
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      const float4 f = *reinterpret_cast<const float4*>(src + k + 4 * q);
+      dst[4 * q] = __float2bfloat16_rn(f.x), dst[4 * q + 1] = __float2bfloat16_rn(f.y);
+      dst[4 * q + 2] = __float2bfloat16_rn(f.z), dst[4 * q + 3] = __float2bfloat16_rn(f.w);
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < 16; q++) dst[q] = __float2bfloat16_rn(k + q < Kd ? src[k + q] : 0.0f);
+  }
+}
+__device__ __forceinline__ void load16(const bf16* src, bool vec, int64_t k, int64_t Kd, bf16* dst) {
+  if (vec && k + 16 <= Kd) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src + k);
+    *reinterpret_cast<uint4*>(dst + 8) = *reinterpret_cast<const uint4*>(src + k + 8);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 16; q++) dst[q] = k + q < Kd ? src[k + q] : __float2bfloat16_rn(0.0f);
+  }
+}
+
+// out[a][n] = A_row(a) · W_e[n] for the 64 rows of one tile and 64 columns. 4 warps, each a 32x32 quarter as
+// 2x2 WMMA 16x16x16 fragments; operands staged in shared memory 32 deep along K.
+template <class ASrc>
+__global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
+  using namespace nvcuda;
+  if (int(blockIdx.y) >= *g.num_tiles) return;
+  __shared__ __align__(32) bf16 As[kBM][kLds];
+  __shared__ __align__(32) bf16 Bs[kBN][kLds];
+  __shared__ __align__(32) float Cs[kBM][kBN + 4];
+  __shared__ int arow[kBM];
+  const int tid = threadIdx.x, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
+  const int e = g.tile_e[blockIdx.y], r0 = g.tile_r0[blockIdx.y];
+  const int rows_valid = min(kBM, g.counts[e] - r0);
+  const bf16* W = (blockIdx.z ? g.w[1] : g.w[0]) + int64_t(e) * g.N * g.Kd;  // constant indices: no local copy
+  float* out = blockIdx.z ? g.out[1] : g.out[0];
+  const int64_t n0 = int64_t(blockIdx.x) * kBN;
+  if (tid < kBM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
+  __syncthreads();
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
+  const int lr = tid >> 1, lk = (tid & 1) * 16;  // loader: row and 16-element run of the 64x32 tiles
+  const ASrc* a_row = arow[lr] >= 0 ? static_cast<const ASrc*>(g.a_src) + int64_t(arow[lr] / g.a_div) * g.lda : nullptr;
+  const bf16* b_row = n0 + lr < g.N ? W + (n0 + lr) * g.Kd : nullptr;
+  for (int64_t k0 = 0; k0 < g.Kd; k0 += kBK) {
+    alignas(16) bf16 va[16], vb[16];
+    if (a_row) load16(a_row, g.vec, k0 + lk, g.Kd, va);
+    else
+#pragma unroll
+      for (int q = 0; q < 16; q++) va[q] = __float2bfloat16_rn(0.0f);
+    if (b_row) load16(b_row, g.vec, k0 + lk, g.Kd, vb);
+    else
+#pragma unroll
+      for (int q = 0; q < 16; q++) vb[q] = __float2bfloat16_rn(0.0f);
+    *reinterpret_cast<uint4*>(&As[lr][lk]) = *reinterpret_cast<const uint4*>(va);
+    *reinterpret_cast<uint4*>(&As[lr][lk + 8]) = *reinterpret_cast<const uint4*>(va + 8);
+    *reinterpret_cast<uint4*>(&Bs[lr][lk]) = *reinterpret_cast<const uint4*>(vb);
+    *reinterpret_cast<uint4*>(&Bs[lr][lk + 8]) = *reinterpret_cast<const uint4*>(vb + 8);
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa[2];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb[2];
+#pragma unroll
+      for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], &As[wm * 32 + i * 16][kk], kLds);
+#pragma unroll
+      for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], &Bs[wn * 32 + j * 16][kk], kLds);
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+      wmma::store_matrix_sync(&Cs[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], kBN + 4, wmma::mem_row_major);
+  __syncthreads();
+  for (int i = tid; i < kBM * kBN; i += 128) {
+    const int r = i / kBN, c = i % kBN;
+    const int64_t n = n0 + c;
+    if (arow[r] >= 0 && n < g.N) out[int64_t(arow[r]) * g.N + n] = Cs[r][c];
+  }
+}
+
+__global__ void swiglu_bf16_kernel(const float* gt, const float* up, bf16* h, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    h[i] = __float2bfloat16_rn(detail::silu(gt[i]) * up[i]);
+}
+
+// out[t][h] = sum_j weight[t][j] * y[t*K + j][h], slots in order.
+__global__ void combine_kernel(const float* y, const float* weight, int64_t T, int64_t K, int64_t H, float* out) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * H; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / H, h = i % H;
+    float acc = 0.0f;
+    for (int64_t j = 0; j < K; j++) acc = fmaf(weight[t * K + j], y[(t * K + j) * H + h], acc);
+    out[i] = acc;
+  }
+}
+
+void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                     const float* weight, int64_t K, float* out) {
+  const int64_t E = w.num_experts, H = w.hidden, I = w.inter, A = T * K;
+  detail::require(A < (int64_t(1) << 31) && E * T < (int64_t(1) << 31), "moe_experts: too many assignments");
+  auto& s = ctx.scratch();
+  int32_t* list = s.take<int32_t>(size_t(E * T));
+  int32_t* counts = s.take<int32_t>(size_t(E));
+  const int64_t max_tiles = (A + kBM - 1) / kBM + detail::imin(E, A);
+  int32_t* tile_e = s.take<int32_t>(size_t(max_tiles));
+  int32_t* tile_r0 = s.take<int32_t>(size_t(max_tiles));
+  int32_t* num_tiles = s.take<int32_t>(1);
+  float* gbuf = s.take<float>(size_t(A * I));
+  float* ubuf = s.take<float>(size_t(A * I));
+  bf16* hbuf = s.take<bf16>(size_t(A * I));
+  float* ybuf = s.take<float>(size_t(A * H));
+  detail::require(max_tiles < 65536, "moe_experts: more than 65535 expert tiles in one call; split the chunk");
+
+  group_kernel<<<detail::blocks_for(E, 8), 256, 0, ctx.stream()>>>(idx, A, E, T, list, counts);
+  DS4_CUDA_CHECK_LAUNCH();
+  tiles_kernel<<<1, 1, 0, ctx.stream()>>>(counts, E, tile_e, tile_r0, num_tiles);
+  DS4_CUDA_CHECK_LAUNCH();
+
+  GroupedGemm g{};
+  g.T = T, g.list = list, g.counts = counts, g.tile_e = tile_e, g.tile_r0 = tile_r0, g.num_tiles = num_tiles;
+  // gate and up: A rows are token activations (assignment a reads token a / K), K dim = H, N = I.
+  g.a_src = x, g.lda = H, g.a_div = K, g.w[0] = w.gate, g.w[1] = w.up, g.out[0] = gbuf, g.out[1] = ubuf;
+  g.N = I, g.Kd = H;
+  g.vec = H % 8 == 0 && detail::aligned16(x) && detail::aligned16(w.gate) && detail::aligned16(w.up);
+  grouped_gemm_kernel<float><<<dim3(detail::blocks_for(I, kBN), unsigned(max_tiles), 2), 128, 0, ctx.stream()>>>(g);
+  DS4_CUDA_CHECK_LAUNCH();
+  swiglu_bf16_kernel<<<detail::grid_for(ctx, A * I, 256), 256, 0, ctx.stream()>>>(gbuf, ubuf, hbuf, A * I);
+  DS4_CUDA_CHECK_LAUNCH();
+  // down: A rows are the SwiGLU outputs of the assignment itself, K dim = I, N = H.
+  g.a_src = hbuf, g.lda = I, g.a_div = 1, g.w[0] = g.w[1] = w.down, g.out[0] = g.out[1] = ybuf;
+  g.N = H, g.Kd = I;
+  g.vec = I % 8 == 0 && detail::aligned16(w.down);
+  grouped_gemm_kernel<bf16><<<dim3(detail::blocks_for(H, kBN), unsigned(max_tiles), 1), 128, 0, ctx.stream()>>>(g);
+  DS4_CUDA_CHECK_LAUNCH();
+  combine_kernel<<<detail::grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(ybuf, weight, T, K, H, out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* idx,
+               float* weight) {
+  detail::require(E >= 1 && k >= 1 && k <= E, "moe_route: need 1 <= k <= experts");
+  detail::require_supported(E <= 16384, "moe_route: more than 16384 experts");
+  if (T <= 0) return;
+  detail::require(T < (int64_t(1) << 31), "moe_route: too many tokens");
+  ScratchScope scope(ctx.scratch());
+  float* probs = ctx.scratch().take<float>(size_t(T * E));
+  auto* replay = ctx.scratch().take<detail::Item>(size_t(T * E));
+  const size_t smem = size_t((k * 4 + 15) / 16 * 16) + detail::topk_smem_bytes(E);
+  detail::allow_smem(ctx, route_kernel, smem);
+  route_kernel<<<unsigned(T), 256, smem, ctx.stream()>>>(logits, E, k, renormalize, probs, replay, idx, weight);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                 const float* weight, int64_t k, float* out) {
+  detail::require(w.num_experts > 0 && w.hidden > 0 && w.inter > 0 && k >= 1 && k <= w.num_experts,
+                  "moe_experts: bad shape");
+  detail::require(w.gate && w.up && w.down, "moe_experts: missing expert weights");
+  if (T <= 0) return;
+  ScratchScope scope(ctx.scratch());
+  if (T > kDecodeMaxT) {
+    experts_prefill(ctx, w, x, T, idx, weight, k, out);
+    return;
+  }
+  detail::require_supported(k <= kStageFloats / 8, "moe_experts: too many experts per token");
+  float* hbuf = ctx.scratch().take<float>(size_t(T * k * w.inter));
+  const int64_t want = 2 * int64_t(ctx.sm_count());
+  // Rows per warp: as many as still leave two blocks per multiprocessor in the down projection's grid.
+  if (int64_t(detail::blocks_for(w.hidden, kWarps * 4)) * T >= want)
+    launch_decode_r<4>(ctx, w, x, T, idx, weight, k, hbuf, out);
+  else if (int64_t(detail::blocks_for(w.hidden, kWarps * 2)) * T >= want)
+    launch_decode_r<2>(ctx, w, x, T, idx, weight, k, hbuf, out);
+  else
+    launch_decode_r<1>(ctx, w, x, T, idx, weight, k, hbuf, out);
+}
+
+}  // namespace ds4::cuda

@@ -1,0 +1,273 @@
+// The CUDA backend's ops: one function per semantic op, each with the contract of its CPU reference
+// (src/backend/cpu/*.h and the qwen_hybrid blocks) so that model code can be written once against either.
+//
+// Conventions, for every op below:
+// - Every pointer is device memory (the PLE table may also be mapped host memory, see gather_rows), row-major,
+//   densely packed unless a stride is given. Activations, recurrent state and outputs are float32; weights are
+//   bfloat16; every sum accumulates in float32 (the norms' sums of squares in float64, as the CPU does).
+// - Ops enqueue on ctx.stream() and return without waiting; temporaries come from ctx.scratch(). No op
+//   allocates device memory or reads device data back to the host, so op sequences can be graph-captured.
+// - Shapes are validated on the host; a shape an op cannot handle throws ds4::Error (InvalidArgument or
+//   Unsupported) before anything is enqueued. CUDA failures throw ds4::Error(Internal) (check.h).
+// - Outputs never alias inputs unless the op says so.
+//
+// How the qwen4_exp blocks compose from these ops (the GPU tests compose HC, PLE, QSA and MoE exactly this way):
+// - hc_mix:  rms_norm_offset(x, norm, group H) -> linear(down) -> activate(Silu, /hc) -> linear(up) -> hc_collapse;
+//            inject: linear(normed, inject) -> activate(Sigmoid, /hc, x2); after the block: hc_inject.
+// - GDN:     linear(qkv | z | b | a) -> causal_conv1d(Silu) -> gdn_prepare -> gated_delta_chunked (T > 1) or
+//            gated_delta_recurrent (T = 1) -> rms_norm_gated(z) -> linear(out).
+// - QSA:     linear(idx_qk) -> copy_rows(q part) -> rms_norm_offset(q_norm) -> apply_rope; copy_rows(k part) into the
+//            index-key cache -> qsa_pool_blocks(new complete blocks) -> qsa_select -> attention(KeySelection::lists).
+// - Attention: linear(q|gate, k, v) -> copy_rows (split q/gate) -> rms_norm_offset(q_norm, k_norm) -> apply_rope ->
+//            store_rows_bf16 into the KV cache -> attention(gate) -> linear(o).
+// - PLE:     ple_ngram_rows -> gather_rows -> linear(key) -> rms_norm_offset; linear(value); rms_norm_offset(query)
+//            -> ple_gate -> rms_norm_offset(norm_conv) -> causal_conv1d(dilation N, Silu) -> add.
+// - MoE:     linear(router) -> moe_route -> moe_experts; shared: linear(gate), linear(up) -> swiglu -> linear(down);
+//            linear(shared_expert_gate) -> add_gated_rows.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backend/cpu/attention.h"
+#include "backend/cpu/gated_delta.h"
+#include "backend/cpu/norms.h"
+#include "backend/cpu/rope.h"
+#include "backend/cuda/bf16.h"
+#include "backend/cuda/context.h"
+#include "backend/cuda/device_buffer.h"
+#include "backend/cuda/ple_hash.h"
+
+namespace ds4::cuda {
+
+using cpu::Act;         // None, Silu, Sigmoid: the same activations as the CPU backend
+using cpu::AttnShape;   // heads, kv_heads, head_dim
+using cpu::DeltaShape;  // T, H, dk, dv
+
+// ---------------------------------------------------------------------------------------------------------
+// Dense projections
+// ---------------------------------------------------------------------------------------------------------
+
+// y[T,N] = x[T,K] · W[N,K]^T (cpu::linear). T <= 8 runs a bandwidth-bound GEMV that reads W once with
+// 128-bit loads and keeps x in float32; larger T rounds x to bfloat16 and runs cuBLASLt (float32 accumulate,
+// float32 output).
+void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y);
+
+// ---------------------------------------------------------------------------------------------------------
+// Norms (cpu/norms.h)
+// ---------------------------------------------------------------------------------------------------------
+
+// y = x / rms(x over each group of `group` elements) * (1 + w); w has `dim` entries or is null (then 1).
+// dim must be a multiple of group. y may equal x.
+void rms_norm_offset(Context& ctx, const float* x, const bf16* w, float* y, int64_t rows, int64_t dim, int64_t group,
+                     float eps);
+// y = w * (x / rms(x)) * act(z) per row of `dim`. y may equal x.
+void rms_norm_gated(Context& ctx, const float* x, const float* z, const bf16* w, float* y, int64_t rows, int64_t dim,
+                    float eps, Act act);
+// In place: x = x / sqrt(sum(x^2) + eps) * scale per row. scale = 1 is cpu::l2_norm; the GDN query passes
+// 1/sqrt(dk) (the CPU multiplies after normalising: the same two roundings).
+void l2_norm(Context& ctx, float* x, int64_t rows, int64_t dim, float eps, float scale = 1.0f);
+
+// ---------------------------------------------------------------------------------------------------------
+// Elementwise and data movement
+// ---------------------------------------------------------------------------------------------------------
+
+// y = out_scale * act(x / in_div) over n elements (HC mixer: silu(v / hc); inject: 2 sigmoid(v / hc)), divided
+// rather than multiplied by a reciprocal as the CPU does. y may equal x.
+void activate(Context& ctx, const float* x, float* y, int64_t n, Act act, float in_div = 1.0f, float out_scale = 1.0f);
+// y = silu(gate) * up over n elements (SwiGLU). y may equal gate or up.
+void swiglu(Context& ctx, const float* gate, const float* up, float* y, int64_t n);
+// y = a + b over n elements. y may equal a or b.
+void add(Context& ctx, const float* a, const float* b, float* y, int64_t n);
+// y[t][h] = a[t][h] + sigmoid(logit[t]) * b[t][h]: the MoE output with its gated shared expert. y may equal a.
+void add_gated_rows(Context& ctx, const float* a, const float* b, const float* logit, float* y, int64_t T, int64_t H);
+// x *= sigmoid(gate) over n elements (the attention output gate when it is not fused into attention).
+void mul_sigmoid(Context& ctx, float* x, const float* gate, int64_t n);
+// dst[r][0..cols) = src[r][0..cols) with row strides in elements (splits q/gate, copies key rows into caches).
+void copy_rows(Context& ctx, float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
+               int64_t cols);
+
+// x[t][s][:] = table[tokens[t]][:] for every stream s < streams (the hyper-connection stream starts as copies
+// of the token embedding). table [vocab][H]; x [T][streams][H]. Token ids must be in range.
+void embed_streams(Context& ctx, const bf16* table, int64_t H, const int32_t* tokens, int64_t T, int64_t streams,
+                   float* x);
+// out[i][:] = table[rows[i]][:] for i < n; table [?][cols]. The table may live in mapped, pinned host memory
+// (cudaHostAlloc with cudaHostAllocMapped): the PLE n-gram table is far larger than the rows one chunk reads.
+void gather_rows(Context& ctx, const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out);
+
+// ---------------------------------------------------------------------------------------------------------
+// RoPE (cpu/rope.h): rotate-half pairing over the first rotary_dim dims, interleaved M-RoPE frequencies
+// ---------------------------------------------------------------------------------------------------------
+
+struct RopeParams {
+  const float* inv_freq = nullptr;  // rotary_dim / 2 entries on the device, computed by cpu::RopeTable
+  int32_t rotary_dim = 0;
+  int32_t section[3] = {0, 0, 0};
+};
+
+// The device copy of a RopeTable's frequencies (one per model).
+class DeviceRope {
+ public:
+  explicit DeviceRope(const cpu::RopeTable& table);
+  RopeParams params() const { return p_; }
+
+ private:
+  DeviceBuffer<float> inv_freq_;
+  RopeParams p_;
+};
+
+// Positions of a chunk's tokens: token t is at (pos3[3t], pos3[3t+1], pos3[3t+2]) = (time, height, width)
+// when pos3 is set (device [T][3]), else at pos0 + t on all three axes (text).
+struct Positions {
+  const int32_t* pos3 = nullptr;
+  int64_t pos0 = 0;
+};
+
+// Rotates the first rotary_dim dims of x[t][h] = x + t * token_stride + h * head_stride for t < T, h < heads,
+// in place. cos/sin are computed as RopeTable::cos_sin does (float angle, double cos/sin, rounded to float).
+void apply_rope(Context& ctx, float* x, int64_t T, int64_t heads, int64_t token_stride, int64_t head_stride,
+                const RopeParams& rope, Positions pos);
+
+// ---------------------------------------------------------------------------------------------------------
+// Causal depthwise conv1d (cpu/conv1d.h)
+// ---------------------------------------------------------------------------------------------------------
+
+// x [T][C]; w [C][K] (torch Conv1d weight [C, 1, K]); state [(K-1)*dilation][C] carried history, updated in
+// place; y [T][C] = act(conv).
+void causal_conv1d(Context& ctx, const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dilation,
+                   float* state, float* y, Act act);
+
+// ---------------------------------------------------------------------------------------------------------
+// Gated delta rule (cpu/gated_delta.h): q,k [T,H,dk] (L2-normalised, q scaled); v [T,H,dv]; g, beta [T,H];
+// state [H,dk,dv] float32, updated in place; out [T,H,dv]. dk <= 256.
+// ---------------------------------------------------------------------------------------------------------
+
+// The recurrent form, tokens in order; T = 1 is the fused decode step: each state element is read once,
+// decayed, corrected and read out in registers, and written once.
+void gated_delta_recurrent(Context& ctx, const float* q, const float* k, const float* v, const float* g,
+                           const float* beta, DeltaShape s, float* state, float* out);
+// The chunked (UT-transform) form for prefill; the same function up to rounding.
+void gated_delta_chunked(Context& ctx, const float* q, const float* k, const float* v, const float* g,
+                         const float* beta, DeltaShape s, float* state, float* out);
+
+// The GDN layer's step between the conv and the delta rule (models/qwen_hybrid/gated_deltanet.cpp): splits
+// conv_out [T][2*KH*dk + VH*dv] into q, k (key head h / (VH/KH) repeated for value head h), v; L2-normalises
+// q and k (eps 1e-6) and scales q by 1/sqrt(dk); beta = sigmoid(b); g = -exp(A_log) * softplus(a + dt_bias).
+// a, b [T][VH]; A_log, dt_bias [VH] float32. Outputs q,k [T][VH][dk], v [T][VH][dv], g, beta [T][VH].
+struct GdnHeads {
+  int64_t key_heads, value_heads, dk, dv;
+};
+void gdn_prepare(Context& ctx, const float* conv_out, const float* a, const float* b, const float* A_log,
+                 const float* dt_bias, int64_t T, GdnHeads heads, float* q, float* k, float* v, float* g, float* beta);
+
+// ---------------------------------------------------------------------------------------------------------
+// Attention (cpu/attention.h): softmax attention of each query token over a set of cached positions, GQA
+// (query head h reads KV head h / (heads / kv_heads)), optionally times sigmoid(gate).
+// ---------------------------------------------------------------------------------------------------------
+
+// Which cached positions each query t of a chunk reads.
+struct KeySelection {
+  // Lists: query t reads positions[t * stride + i] for i < count[t], ascending, each < the cache length.
+  const int32_t* positions = nullptr;
+  const int32_t* count = nullptr;
+  int64_t stride = 0;
+  // Causal (positions == nullptr): query t reads positions 0 .. causal_pos0 + t.
+  int64_t causal_pos0 = 0;
+  // An upper bound of any query's key count, known on the host; it sizes the split-K grid.
+  int64_t max_keys = 0;
+
+  static KeySelection causal(int64_t pos0, int64_t T) { return {nullptr, nullptr, 0, pos0, pos0 + T}; }
+  static KeySelection lists(const int32_t* positions, const int32_t* count, int64_t stride) {
+    return {positions, count, stride, 0, stride};
+  }
+};
+
+// q [T][heads][head_dim]; keys, values [cache positions][kv_heads * head_dim] (float32 or bfloat16 caches);
+// gate null or [T][heads][head_dim]; out [T][heads][head_dim] = softmax(scale * q·k) v * sigmoid(gate).
+// head_dim must be 64, 128 or 256. Few queries (decode) split each query's keys across blocks and merge the
+// partial softmaxes (flash-decoding); many queries (prefill) give each (query, head group) one block.
+void attention(Context& ctx, const float* q, const float* keys, const float* values, AttnShape s, int64_t T,
+               const KeySelection& sel, float scale, const float* gate, float* out);
+void attention(Context& ctx, const float* q, const bf16* keys, const bf16* values, AttnShape s, int64_t T,
+               const KeySelection& sel, float scale, const float* gate, float* out);
+
+// cache[row0 + t][:] = src[t][:] (rounded to bfloat16) for t < T, width elements per row: appends a chunk's
+// keys or values to a bfloat16 cache.
+void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, int64_t row0);
+
+// ---------------------------------------------------------------------------------------------------------
+// Top-k (cpu/topk.h)
+// ---------------------------------------------------------------------------------------------------------
+
+// For each row r < rows of n values (v + r * stride), the indices of the k largest, the same set that
+// cpu::topk_indices (and torch.topk on the CPU) selects, ties included: when equal values straddle the k-th
+// place, the row is resolved by replaying libstdc++'s partial_sort / nth_element order (topk_select.h).
+// idx [rows][k], ordered by value descending, equal values by ascending index. NaN ranks above everything,
+// as the CPU comparator has it. n <= 16384.
+void topk(Context& ctx, const float* v, int64_t rows, int64_t n, int64_t stride, int64_t k, int32_t* idx);
+
+// ---------------------------------------------------------------------------------------------------------
+// QSA indexer (models/qwen_hybrid/sparse_attention.cpp: qsa_select)
+// ---------------------------------------------------------------------------------------------------------
+
+// Pools blocks b0 .. b1-1 of the raw indexer keys index_keys [positions][D]: the mean of block b's R rows,
+// zero-centred RMSNorm with k_norm (D entries), RoPE at position b * R (text positions). block_keys [blocks][D].
+void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t b1, int64_t R, int64_t D,
+                     const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys);
+
+// The positions each query of a chunk may attend to. q [T][IH][D] indexer queries after q_layernorm and RoPE;
+// block_keys [(pos0 + T) / R][D]. Query t at p = pos0 + t with nb = (p + 1) / R complete blocks reads
+// every position 0..p when nb <= block_topk, else the block_topk blocks with the highest
+// sum_h relu(q_h · block_key) / sqrt(D) (ascending) expanded to their R positions, then the tail nb*R .. p.
+// sel [T][stride] with stride >= qsa_list_stride(block_topk, R); count [T]. Feed both to
+// KeySelection::lists.
+inline int64_t qsa_list_stride(int64_t block_topk, int64_t R) { return (block_topk + 1) * R; }
+void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
+
+// ---------------------------------------------------------------------------------------------------------
+// Hyper-connections (models/qwen_hybrid/hyper_connection.cpp)
+// ---------------------------------------------------------------------------------------------------------
+
+// mixed[t][h] = sum_s sigmoid(mix[t][s][h]) * normed[t][s][h] / streams. mix, normed [T][streams][H].
+void hc_collapse(Context& ctx, const float* mix, const float* normed, int64_t T, int64_t streams, int64_t H,
+                 float* mixed);
+// x[t][s][h] += out[t][h] * inject[t][s]. x [T][streams][H], out [T][H], inject [T][streams].
+void hc_inject(Context& ctx, float* x, const float* out, const float* inject, int64_t T, int64_t streams, int64_t H);
+
+// ---------------------------------------------------------------------------------------------------------
+// PLE (models/qwen_hybrid/ple.cpp)
+// ---------------------------------------------------------------------------------------------------------
+
+// rows [T][(N-1) * heads_per_ngram] n-gram table rows of the chunk's tokens (PleHash: ple_hash.h, built from
+// PleWeights' multipliers, head_sizes and head_offsets); context [N-1] the carried last token ids (eos at the
+// start of a sequence), updated in place. N-grams never cross an eos. Then gather_rows reads the embeddings.
+void ple_ngram_rows(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t T, int64_t* context,
+                    int64_t* rows);
+// gated[t][s][h] = sigmoid(ssqrt(key[t][s]·query[t][s] / sqrt(H))) * value[t][h], ssqrt(g) = sign(g)
+// sqrt(max(|g|, 1e-6)). key, query [T][streams][H]; value [T][H].
+void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
+              int64_t H, float* gated);
+
+// ---------------------------------------------------------------------------------------------------------
+// MoE (models/qwen_hybrid/moe.cpp)
+// ---------------------------------------------------------------------------------------------------------
+
+// Per token: softmax of the router logits [T][E], the top k (cpu::topk_indices' set), weights renormalised to
+// sum 1 when renormalize. idx [T][k] (by probability descending), weight [T][k].
+void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* idx,
+               float* weight);
+
+// Routed experts stacked contiguously: gate, up [E][inter][hidden]; down [E][hidden][inter].
+struct ExpertWeights {
+  const bf16* gate = nullptr;
+  const bf16* up = nullptr;
+  const bf16* down = nullptr;
+  int64_t num_experts = 0, hidden = 0, inter = 0;
+};
+// out[t] = sum_j weight[t][j] * down_e(silu(gate_e x_t) * up_e x_t), e = idx[t][j]: only the selected
+// experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth; larger T: tokens grouped by
+// expert on the device and tensor-core grouped GEMMs (inputs rounded to bfloat16, float32 accumulate).
+void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                 const float* weight, int64_t k, float* out);
+
+}  // namespace ds4::cuda

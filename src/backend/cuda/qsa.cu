@@ -1,0 +1,153 @@
+// The QSA indexer (models/qwen_hybrid/sparse_attention.cpp, qsa_select): block pooling of indexer keys, relu-sum
+// block scores, top-k block selection with the CPU's tie behaviour, and the expansion into position lists that
+// attention() reads.
+#include "backend/cuda/topk.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+// One block per pooled block b: the mean of its R raw key rows, zero-centred RMSNorm, RoPE at position b * R.
+__global__ void pool_kernel(const float* index_keys, int64_t b0, int64_t R, int64_t D, const bf16* k_norm,
+                            RopeParams rope, float eps, float* block_keys) {
+  extern __shared__ float vals[];  // [D]
+  __shared__ double red[32];
+  const int64_t b = b0 + blockIdx.x;
+  double ss = 0.0;
+  for (int64_t e = threadIdx.x; e < D; e += blockDim.x) {
+    float m = 0.0f;
+    for (int64_t r = 0; r < R; r++) m += index_keys[(b * R + r) * D + e];
+    m /= float(R);
+    vals[e] = m;
+    ss += double(m) * double(m);
+  }
+  ss = detail::block_sum(ss, red);  // its barriers also publish vals
+  const float inv = 1.0f / sqrtf(float(ss / double(D)) + eps);
+  for (int64_t e = threadIdx.x; e < D; e += blockDim.x)
+    vals[e] = (vals[e] * inv) * (1.0f + (k_norm ? __bfloat162float(k_norm[e]) : 0.0f));
+  __syncthreads();
+  const int64_t half = rope.rotary_dim / 2;
+  float* out = block_keys + b * D;
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
+    if (i >= rope.rotary_dim) {
+      out[i] = vals[i];
+    } else if (i < half) {
+      // Text positions: every M-RoPE axis is at b * R, so the axis choice does not matter.
+      const float f = rope.inv_freq[i] * float(b * R);
+      double s, c;
+      sincos(double(f), &s, &c);
+      const float cs = float(c), sn = float(s), x0 = vals[i], x1 = vals[i + half];
+      out[i] = x0 * cs - x1 * sn;
+      out[i + half] = x1 * cs + x0 * sn;
+    }
+  }
+}
+
+// Scores of blocks [blockIdx.x * 32, +32) for query t (blockIdx.y): sum over heads of relu(q_h · key_b), / sqrt(D).
+// Block keys are staged in shared memory with rows padded by one float (threads of a warp read different rows);
+// the query heads are split over the 4 warps and the partial sums added in shared memory.
+constexpr int kScoreBlocks = 32, kScoreThreads = 128;
+
+__global__ void __launch_bounds__(kScoreThreads)
+    score_kernel(const float* q, const float* block_keys, int64_t pos0, int64_t IH, int64_t D, int64_t R,
+                 int64_t block_topk, int64_t nb_max, float* scores) {
+  extern __shared__ float sm[];
+  float* q_s = sm;                           // [IH][D]
+  float* k_s = q_s + IH * D;                 // [kScoreBlocks][D + 1]
+  float* part = k_s + kScoreBlocks * (D + 1);  // [4][kScoreBlocks]
+  const int64_t t = blockIdx.y, nb = (pos0 + t + 1) / R, b0 = int64_t(blockIdx.x) * kScoreBlocks;
+  if (nb <= block_topk || b0 >= nb) return;  // whole block uniform: no barrier is skipped by only some threads
+  for (int64_t i = threadIdx.x; i < IH * D; i += blockDim.x) q_s[i] = q[t * IH * D + i];
+  for (int64_t i = threadIdx.x; i < kScoreBlocks * D; i += blockDim.x) {
+    const int64_t bb = i / D, e = i % D;
+    k_s[bb * (D + 1) + e] = b0 + bb < nb ? block_keys[(b0 + bb) * D + e] : 0.0f;
+  }
+  __syncthreads();
+  const int bb = threadIdx.x & 31, grp = threadIdx.x >> 5;
+  float acc = 0.0f;
+  for (int64_t h = grp; h < IH; h += 4) {
+    float d = 0.0f;
+    for (int64_t e = 0; e < D; e++) d = fmaf(q_s[h * D + e], k_s[bb * (D + 1) + e], d);
+    acc += fmaxf(d, 0.0f);
+  }
+  part[grp * kScoreBlocks + bb] = acc;
+  __syncthreads();
+  if (grp == 0 && b0 + bb < nb) {
+    const float s = ((part[bb] + part[kScoreBlocks + bb]) + part[2 * kScoreBlocks + bb]) + part[3 * kScoreBlocks + bb];
+    scores[t * nb_max + b0 + bb] = s * (1.0f / sqrtf(float(D)));
+  }
+}
+
+// One block per query: top-k blocks (or all positions when every block fits the budget), sorted ascending,
+// expanded to positions, then the incomplete tail block.
+__global__ void select_kernel(const float* scores, int64_t pos0, int64_t R, int64_t block_topk, int64_t nb_max,
+                              detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int64_t t = blockIdx.x, p = pos0 + t, nb = (p + 1) / R;
+  int32_t* out = sel + t * stride;
+  if (nb <= block_topk) {
+    for (int64_t i = threadIdx.x; i <= p; i += blockDim.x) out[i] = int32_t(i);
+    if (threadIdx.x == 0) count[t] = int32_t(p + 1);
+    return;
+  }
+  int* chosen = reinterpret_cast<int*>(smem);                  // [block_topk]
+  int* sorted = chosen + block_topk;                           // [block_topk]
+  void* topk_smem = sorted + block_topk;                       // 8 * block_topk bytes in: 8-byte aligned
+  const float* row = scores + t * nb_max;
+  detail::block_topk([row](int i) { return row[i]; }, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
+  // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
+  for (int64_t i = threadIdx.x; i < block_topk; i += blockDim.x) {
+    int rank = 0;
+    for (int64_t j = 0; j < block_topk; j++) rank += chosen[j] < chosen[i];
+    sorted[rank] = chosen[i];
+  }
+  __syncthreads();
+  const int64_t sel_n = block_topk * R;
+  for (int64_t i = threadIdx.x; i < sel_n; i += blockDim.x) out[i] = int32_t(int64_t(sorted[i / R]) * R + i % R);
+  for (int64_t i = nb * R + threadIdx.x; i <= p; i += blockDim.x) out[sel_n + i - nb * R] = int32_t(i);
+  if (threadIdx.x == 0) count[t] = int32_t(sel_n + p + 1 - nb * R);
+}
+
+}  // namespace
+
+void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t b1, int64_t R, int64_t D,
+                     const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys) {
+  detail::require(R > 0 && D > 0 && b0 >= 0, "qsa_pool_blocks: bad shape");
+  detail::require(rope.rotary_dim > 0 && rope.rotary_dim <= D && rope.rotary_dim % 2 == 0,
+                  "qsa_pool_blocks: the rotary dimension must fit the index head");
+  if (b1 <= b0) return;
+  const size_t smem = size_t(D) * sizeof(float);
+  detail::allow_smem(ctx, pool_kernel, smem);
+  pool_kernel<<<unsigned(b1 - b0), 128, smem, ctx.stream()>>>(index_keys, b0, R, D, k_norm, rope, eps, block_keys);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
+  detail::require(R > 0 && IH > 0 && D > 0 && block_topk > 0 && pos0 >= 0, "qsa_select: bad shape");
+  detail::require(stride >= qsa_list_stride(block_topk, R), "qsa_select: stride below qsa_list_stride");
+  if (T <= 0) return;
+  detail::require(T < 65536, "qsa_select: at most 65535 queries per call");
+  const int64_t nb_max = (pos0 + T) / R;  // complete blocks seen by the last query
+  ScratchScope scope(ctx.scratch());
+  float* scores = nullptr;
+  detail::Item* replay = nullptr;
+  size_t select_smem = 0;
+  if (nb_max > block_topk) {
+    detail::require_supported(nb_max <= 16384, "qsa_select: more than 16384 indexer blocks");
+    scores = ctx.scratch().take<float>(size_t(T * nb_max));
+    replay = ctx.scratch().take<detail::Item>(size_t(T * nb_max));
+    const size_t score_smem = size_t(IH * D + kScoreBlocks * (D + 1) + 4 * kScoreBlocks) * sizeof(float);
+    detail::allow_smem(ctx, score_kernel, score_smem);
+    const dim3 grid(detail::blocks_for(nb_max, kScoreBlocks), unsigned(T));
+    score_kernel<<<grid, kScoreThreads, score_smem, ctx.stream()>>>(q, block_keys, pos0, IH, D, R, block_topk, nb_max,
+                                                                    scores);
+    DS4_CUDA_CHECK_LAUNCH();
+    select_smem = size_t(2 * block_topk) * sizeof(int) + detail::topk_smem_bytes(nb_max);
+    detail::allow_smem(ctx, select_kernel, select_smem);
+  }
+  select_kernel<<<unsigned(T), 256, select_smem, ctx.stream()>>>(scores, pos0, R, block_topk, nb_max, replay, sel, count,
+                                                                 stride);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ds4::cuda

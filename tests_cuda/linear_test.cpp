@@ -1,0 +1,69 @@
+// cuda::linear against cpu::linear. Bounds are relative to m[t][n] = sum_k |x[t][k]| |W[n][k]|, the size of the
+// terms being summed:
+// - T <= 8 (GEMV): x stays float32 and only the summation order differs from the CPU; float32 summation error
+//   is far below 1e-5 of m for these K (it grows like sqrt(K) 2^-24 in practice, K 2^-24 at worst).
+// - T > 8 (cuBLAS): x is rounded to bf16, each product moves by at most 2^-9 of itself, so 2^-8 of m bounds
+//   the rounding plus the float32 accumulation.
+#include "cuda_test_util.h"
+
+#include <cmath>
+
+#include "backend/cpu/linear.h"
+
+namespace ds4::cuda::test {
+namespace {
+
+struct LinearCase {
+  int64_t T, K, N;
+};
+std::ostream& operator<<(std::ostream& o, const LinearCase& c) {
+  return o << "T=" << c.T << " K=" << c.K << " N=" << c.N;
+}
+
+void check_linear(int64_t T, int64_t K, int64_t N, int64_t weight_offset, uint32_t seed) {
+  const auto x = rand_vec(size_t(T * K), -1.0f, 1.0f, seed);
+  Weight W(size_t(N * K + weight_offset), 1.0f / std::sqrt(float(K)), seed + 1);
+  const float* wh = W.h() + weight_offset;
+  std::vector<float> want(size_t(T * N));
+  cpu::linear(x.data(), T, K, wh, N, want.data());
+  std::vector<double> mag(size_t(T * N), 0.0);
+  for (int64_t t = 0; t < T; t++)
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t k = 0; k < K; k++) mag[size_t(t * N + n)] += std::fabs(x[size_t(t * K + k)] * wh[n * K + k]);
+  auto dx = upload(x);
+  auto dy = nan_buffer<float>(size_t(T * N));
+  linear(ctx(), dx.get(), T, K, W.d() + weight_offset, N, dy.get());
+  const double tol = T <= 8 ? 1e-5 : 1.0 / 256;
+  expect_close_by(download(dy), want, [&](size_t i) { return tol * mag[i] + 1e-6; },
+                  "linear T=" + std::to_string(T) + " K=" + std::to_string(K) + " N=" + std::to_string(N));
+}
+
+class CudaLinear : public ::testing::TestWithParam<LinearCase> {};
+
+TEST_P(CudaLinear, MatchesCpuWithinBf16Bounds) {
+  const auto c = GetParam();
+  check_linear(c.T, c.K, c.N, 0, uint32_t(c.T * 131 + c.K * 7 + c.N));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaLinear,
+    ::testing::Values(LinearCase{1, 2560, 2560},   // decode, hidden -> hidden
+                      LinearCase{1, 2560, 10240},  // decode, the GDN qkv projection's width
+                      LinearCase{1, 13000, 64},    // K longer than one shared-memory chunk
+                      LinearCase{1, 77, 33},       // odd K: the scalar path
+                      LinearCase{2, 128, 50}, LinearCase{3, 96, 300}, LinearCase{7, 100, 37},
+                      LinearCase{8, 2560, 100},  // 8 tokens: two activation chunks
+                      LinearCase{8, 640, 2560}, LinearCase{9, 64, 64}, LinearCase{64, 2560, 640},
+                      LinearCase{200, 136, 99},  // cuBLAS with odd leading dimensions
+                      LinearCase{33, 77, 5}));
+
+// W starting 2 bytes past a 16-byte boundary: the GEMV cannot take 128-bit loads and must fall back, and cuBLASLt
+// must be told the operand's real alignment.
+TEST(CudaLinear, UnalignedWeights) {
+  check_linear(1, 64, 40, 1, 5);
+  check_linear(4, 64, 40, 1, 6);
+  check_linear(20, 64, 40, 1, 7);
+}
+
+}  // namespace
+}  // namespace ds4::cuda::test

@@ -1,0 +1,128 @@
+// PLE on the GPU: the n-gram rows and carried context against qwen::ple_ngram_rows, and the whole block composed
+// from CUDA ops (hash, gather, projections, norms, gate, dilated conv) against qwen::ple_forward over chunks.
+//
+// Bound: the embeddings are bf16 table rows, so even the cuBLAS projections see exact inputs; everything is float32
+// up to summation order. The gate's signed square root is steep only near 0, which random inputs do not hit.
+// 1e-4 of the largest output covers that with a wide margin; a wrong row or stream is off by O(1).
+#include "cuda_test_util.h"
+
+#include <cmath>
+
+#include "models/qwen_hybrid/ple.h"
+
+namespace ds4::cuda::test {
+namespace {
+
+struct PleSetup {
+  qwen::Config c;
+  qwen::PleWeights w;
+  std::vector<Weight> dev;  // table, key, value, norm_key, norm_query, norm_conv, conv
+  PleHash hash;
+};
+
+PleSetup make_ple(int64_t H, int64_t S, int64_t E, int64_t N, int64_t hpn) {
+  PleSetup p;
+  auto& c = p.c;
+  c.vocab_size = 1000;
+  c.hidden_size = H;
+  c.hc_count = S;
+  c.ple_embed_dim = E;
+  c.ngram_size = N;
+  c.heads_per_ngram = hpn;
+  c.ple_conv_kernel = 4;
+  c.ngram_vocab_base = 50;
+  c.ngram_divisor = 16;
+  c.eos_ids = {7};
+  c.rms_eps = 1e-6;
+  c.seed = 1234;
+  auto& w = p.w;
+  const int64_t heads = (N - 1) * hpn, hd = E / heads, D = S * H;
+  w.multipliers = qwen::ple_layer_multipliers(c.vocab_size, N, 0, c.seed);
+  w.head_sizes = qwen::ple_head_vocab_sizes(c.ngram_vocab_base, heads, 0);
+  int64_t total = 0;
+  for (auto s : w.head_sizes) w.head_offsets.push_back(total), total += s;
+  const int64_t rows = (total + c.ngram_divisor - 1) / c.ngram_divisor * c.ngram_divisor;
+  p.dev.emplace_back(size_t(rows * hd), 1.0f, 1);
+  p.dev.emplace_back(size_t(D * E), 1.7f / std::sqrt(float(E)), 2);
+  p.dev.emplace_back(size_t(H * E), 1.7f / std::sqrt(float(E)), 3);
+  p.dev.emplace_back(size_t(D), 0.2f, 4);
+  p.dev.emplace_back(size_t(D), 0.2f, 5);
+  p.dev.emplace_back(size_t(D), 0.2f, 6);
+  p.dev.emplace_back(size_t(D * c.ple_conv_kernel), 0.5f, 7);
+  w.table = {p.dev[0].host, {rows, hd}};
+  w.key = {p.dev[1].host, {D, E}};
+  w.value = {p.dev[2].host, {H, E}};
+  w.norm_key = {p.dev[3].host, {D}};
+  w.norm_query = {p.dev[4].host, {D}};
+  w.norm_conv = {p.dev[5].host, {D}};
+  w.conv = {p.dev[6].host, {D, 1, c.ple_conv_kernel}};
+  p.hash = PleHash::make(N, hpn, c.eos_for_ple(), w.multipliers, w.head_sizes, w.head_offsets);
+  return p;
+}
+
+std::vector<int32_t> tokens_with_eos(int64_t T, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(T));
+  for (auto& x : t) x = rng() % 4 == 0 ? 7 : int32_t(rng() % 1000);
+  return t;
+}
+
+TEST(CudaPle, NgramRowsAndContextMatchTheModel) {
+  auto p = make_ple(32, 4, 48, 3, 3);
+  qwen::PleState s;
+  qwen::init_ple_state(s, p.c);
+  auto dctx = upload(s.context);
+  const int64_t heads = p.hash.heads();
+  uint32_t seed = 1;
+  for (int64_t T : {1, 7, 64, 2, 300}) {
+    const auto tokens = tokens_with_eos(T, seed++);
+    const auto want = qwen::ple_ngram_rows(p.w, p.c, s, tokens.data(), T);
+    auto dt = upload(tokens);
+    auto rows = nan_buffer<int64_t>(size_t(T * heads));
+    ple_ngram_rows(ctx(), p.hash, dt.get(), T, dctx.get(), rows.get());
+    ASSERT_EQ(download(rows), want) << "T=" << T;
+    ASSERT_EQ(download(dctx), s.context) << "T=" << T;
+  }
+}
+
+TEST(CudaPle, BlockMatchesTheModelAcrossChunks) {
+  const int64_t H = 32, S = 4, E = 48, N = 3, D = S * H;
+  auto p = make_ple(H, S, E, N, 3);
+  const int64_t heads = p.hash.heads(), hd = E / heads, Kc = p.c.ple_conv_kernel;
+  const float eps = float(p.c.rms_eps);
+  qwen::PleState s;
+  qwen::init_ple_state(s, p.c);
+  auto dctx = upload(s.context);
+  DeviceBuffer<float> conv_state(s.conv.size());
+  conv_state.fill_bytes(0);
+  auto& cx = ctx();
+  uint32_t seed = 50;
+  for (int64_t T : {5, 1, 12, 3}) {
+    const auto tokens = tokens_with_eos(T, seed++);
+    const auto x = rand_vec(size_t(T * D), -2.0f, 2.0f, seed++);
+    std::vector<float> want(size_t(T * D));
+    qwen::ple_forward(p.w, p.c, s, x.data(), tokens.data(), T, want.data());
+
+    auto dt = upload(tokens);
+    auto dx = upload(x);
+    DeviceBuffer<int64_t> rows(size_t(T * heads));
+    DeviceBuffer<float> emb(size_t(T * E)), key(size_t(T * D)), value(size_t(T * H)), query(size_t(T * D)),
+        gated(size_t(T * D)), normed(size_t(T * D)), conv(size_t(T * D));
+    auto out = nan_buffer<float>(size_t(T * D));
+    ple_ngram_rows(cx, p.hash, dt.get(), T, dctx.get(), rows.get());
+    gather_rows(cx, p.dev[0].d(), hd, rows.get(), T * heads, emb.get());
+    linear(cx, emb.get(), T, E, p.dev[1].d(), D, key.get());
+    rms_norm_offset(cx, key.get(), p.dev[3].d(), key.get(), T, D, H, eps);
+    linear(cx, emb.get(), T, E, p.dev[2].d(), H, value.get());
+    rms_norm_offset(cx, dx.get(), p.dev[4].d(), query.get(), T, D, H, eps);
+    ple_gate(cx, key.get(), query.get(), value.get(), T, S, H, gated.get());
+    rms_norm_offset(cx, gated.get(), p.dev[5].d(), normed.get(), T, D, H, eps);
+    causal_conv1d(cx, normed.get(), T, D, p.dev[6].d(), Kc, N, conv_state.get(), conv.get(), Act::Silu);
+    add(cx, gated.get(), conv.get(), out.get(), T * D);
+    expect_close_scaled(download(out), want, 1e-4, "ple T=" + std::to_string(T));
+  }
+  expect_close_scaled(download(conv_state), s.conv, 1e-4, "ple conv state");
+}
+
+}  // namespace
+}  // namespace ds4::cuda::test

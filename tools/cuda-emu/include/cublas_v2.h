@@ -1,0 +1,3 @@
+// Stands in for the CUDA header of this name when the emulator (tools/cuda-emu) compiles kernels as host code.
+#pragma once
+#include "emu_cublas.h"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run on the development machine (Debian 12, network): downloads the Debian packages whose headers and libraries
+# the GPU machine lacks for configuring and building ds4 (PCRE2, utf8proc, cpp-httplib with what its pkg-config
+# file requires, xxhash, zstd, and pkgconf in case pkg-config is missing there) into .gpu/debs/ of this checkout.
+# Then carry .gpu to the GPU machine and run tools/gpu/run.sh there; it unpacks them with dpkg -x.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+pkgs=(
+  libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+  libutf8proc-dev libutf8proc2
+  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 zlib1g-dev zlib1g libbrotli-dev libbrotli1
+  libxxhash-dev libxxhash0 libzstd-dev libzstd1
+  pkgconf pkgconf-bin libpkgconf3
+)
+mkdir -p .gpu/debs
+cd .gpu/debs
+rm -f ./*.deb
+if ! apt-get download "${pkgs[@]}"; then
+  # Stale package lists name versions the mirror no longer has: refresh them and try once more.
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  apt-get download "${pkgs[@]}"
+fi
+echo "fetched $(ls ./*.deb | wc -l) packages into $(pwd) ($(du -sh . | cut -f1))"
