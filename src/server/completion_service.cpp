@@ -106,9 +106,7 @@ engine::GenerationRequest CompletionService::generation_request(const Generation
   g.prompt = std::move(prompt);
   g.max_tokens = o.max_tokens.value_or(ctx - n);
   g.sampling = o.sampling;
-  // Drawn here so it can be reported before the first token, and below 2^53 so that clients that read
-  // JSON numbers as doubles (JavaScript) get back the exact seed to repeat the request with.
-  g.seed = o.seed ? *o.seed : engine::os_seed() & ((uint64_t(1) << 53) - 1);
+  g.seed = engine::seed_or_os(o.seed);  // drawn here so it can be reported before the first token
   g.stop = o.stop;
   g.top_logprobs = o.top_logprobs;
   g.speculative = options_.speculative;
