@@ -1,6 +1,5 @@
 // ds4 serve [--model DIR] [--host 127.0.0.1] [--port 8080] ...: the OpenAI-compatible HTTP server.
-// Without --model it serves the default model shipped in the repository (models/tiny-flash-next), or a
-// committed test fixture until that exists. Prints "listening on http://HOST:PORT" once it accepts
+// Without --model it serves the default model shipped in the repository (cli/default_model.h). Prints "listening on http://HOST:PORT" once it accepts
 // connections (with --port 0 the port is chosen freely); SIGINT/SIGTERM stop it cleanly.
 #include <pthread.h>
 #include <signal.h>
@@ -9,11 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/default_model.h"
 #include "core/error.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
@@ -28,13 +27,8 @@ struct Args {
   size_t max_queue = 64;
   size_t max_body_bytes = 8u << 20;
   int http_threads = 64;
+  bool speculative = false;
 };
-
-std::string default_model_dir() {
-  const std::string src = DS4_SOURCE_DIR;
-  if (std::filesystem::exists(src + "/models/tiny-flash-next/config.json")) return src + "/models/tiny-flash-next";
-  return src + "/tests/fixtures/qwen4/vl_bf16";
-}
 
 // Loading can take a while: on a terminal, a status line counts the seconds until the model is ready;
 // the loader's messages print above it. Elsewhere (logs, tests) only the messages print.
@@ -94,7 +88,7 @@ void run(const Args& a) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const std::string dir = a.model.empty() ? default_model_dir() : a.model;
+  const std::string dir = a.model.empty() ? ds4::cli::default_model_dir() : a.model;
   std::unique_ptr<ds4::server::ServedModel> model;
   {
     LoadProgress progress(dir);
@@ -108,6 +102,7 @@ void run(const Args& a) {
   o.http_threads = a.http_threads;
   o.scheduler.workers = a.parallel;
   o.scheduler.max_queued = a.max_queue;
+  o.service.speculative = a.speculative;
   ds4::server::HttpServer server(*model, o);
   const int port = server.bind();
 
@@ -142,6 +137,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--http-threads", a->http_threads, "Connections served at once")->capture_default_str()->check(
       CLI::Range(2, 4096));
+  sub->add_flag("--speculative", a->speculative, "Draft with the model's MTP head (same output, fewer forwards)");
   sub->callback([a] { run(*a); });
 });
 

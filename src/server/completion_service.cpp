@@ -109,6 +109,7 @@ engine::GenerationRequest CompletionService::generation_request(const Generation
   g.seed = engine::seed_or_os(o.seed);  // drawn here so it can be reported before the first token
   g.stop = o.stop;
   g.top_logprobs = o.top_logprobs;
+  g.speculative = options_.speculative;
   return g;
 }
 
@@ -118,7 +119,7 @@ void CompletionService::chat(const httplib::Request& req, httplib::Response& res
   p.route = route;
   p.arrival = Clock::now();
   try {
-    ChatRequest r = parse_chat_request(req.body);
+    ChatRequest r = parse_chat_request(req.body, model_.sampling_defaults());
     if (r.options.model != model_.id()) generation_request(r.options, {}, "messages");  // 404 before rendering
     ChatPrompt prompt = model_.chat_prompt(r);
     p.gen = generation_request(r.options, std::move(prompt.tokens), "messages");
@@ -145,7 +146,7 @@ void CompletionService::completion(const httplib::Request& req, httplib::Respons
   p.route = route;
   p.arrival = Clock::now();
   try {
-    CompletionRequest r = parse_completion_request(req.body);
+    CompletionRequest r = parse_completion_request(req.body, model_.sampling_defaults());
     if (r.options.model != model_.id()) generation_request(r.options, {}, "prompt");
     p.gen = generation_request(r.options, model_.completion_prompt(r), "prompt");
     p.stream = r.options.stream;

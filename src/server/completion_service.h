@@ -17,6 +17,7 @@ namespace ds4::server {
 
 struct ServiceOptions {
   int retry_after_seconds = 1;  // sent with 503 when the queue is full
+  bool speculative = false;     // MTP drafting (same tokens, fewer forwards) when the model has a draft head
 };
 
 class CompletionService {

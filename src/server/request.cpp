@@ -144,8 +144,9 @@ std::vector<std::string> parse_stop(const Fields& f) {
 }
 
 // The fields both endpoints read the same way.
-GenerationOptions parse_options(const Fields& f) {
+GenerationOptions parse_options(const Fields& f, const engine::SamplingParams& defaults) {
   GenerationOptions o;
+  o.sampling = defaults;
   auto model = f.string("model");
   if (!model) throw invalid_request("'model' is required", "model", "missing_required_parameter");
   o.model = *model;
@@ -390,11 +391,11 @@ ToolChoice parse_tool_choice(const Fields& f, const ojson& tools) {
 
 }  // namespace
 
-ChatRequest parse_chat_request(std::string_view body) {
+ChatRequest parse_chat_request(std::string_view body, const engine::SamplingParams& defaults) {
   const ojson j = parse_body(body);
   Fields f(j);
   ChatRequest r;
-  r.options = parse_options(f);
+  r.options = parse_options(f, defaults);
   r.messages = parse_messages(f);
   r.tools = parse_tools(f);
   r.tool_choice = parse_tool_choice(f, r.tools);
@@ -416,11 +417,11 @@ ChatRequest parse_chat_request(std::string_view body) {
   return r;
 }
 
-CompletionRequest parse_completion_request(std::string_view body) {
+CompletionRequest parse_completion_request(std::string_view body, const engine::SamplingParams& defaults) {
   const ojson j = parse_body(body);
   Fields f(j);
   CompletionRequest r;
-  r.options = parse_options(f);
+  r.options = parse_options(f, defaults);
   // The legacy endpoint defaults to 16 tokens.
   if (!r.options.max_tokens) r.options.max_tokens = 16;
   if (auto lp = f.integer("logprobs", 0, 20)) r.options.top_logprobs = int(*lp);

@@ -26,7 +26,7 @@ struct ToolChoice {
 struct GenerationOptions {
   std::string model;
   std::optional<int64_t> max_tokens;  // absent: up to the end of the context
-  engine::SamplingParams sampling;
+  engine::SamplingParams sampling;    // the request's, else the model's defaults
   std::optional<uint64_t> seed;       // absent: the server draws one and reports it
   std::vector<std::string> stop;
   bool stream = false;
@@ -49,9 +49,10 @@ struct CompletionRequest {
   std::variant<std::string, std::vector<int32_t>> prompt;  // text, or token ids (range-checked later)
 };
 
-// Throw ApiError (400) for anything invalid.
-ChatRequest parse_chat_request(std::string_view body);
-CompletionRequest parse_completion_request(std::string_view body);
+// Throw ApiError (400) for anything invalid. Sampling fields the body leaves out take `defaults` (the
+// model's generation_config.json).
+ChatRequest parse_chat_request(std::string_view body, const engine::SamplingParams& defaults = {});
+CompletionRequest parse_completion_request(std::string_view body, const engine::SamplingParams& defaults = {});
 
 // Deeper JSON than this is refused before it is parsed (the validators and the template recurse).
 constexpr int kMaxJsonDepth = 64;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "engine/generation_defaults.h"
 #include "server/api_error.h"
 #include "server/tag_scanner.h"
 #include "text/chat_template.h"
@@ -30,7 +31,8 @@ ServedModel::ServedModel(Parts p)
       context_(p.context),
       created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count()),
-      format_(format_for(tokenizer_)) {
+      format_(format_for(tokenizer_)),
+      sampling_defaults_(p.sampling_defaults) {
   const int64_t max_pos = model_->info().max_positions;
   if (context_ <= 0 || (max_pos > 0 && context_ > max_pos)) context_ = max_pos > 0 ? max_pos : 4096;
 }
@@ -60,6 +62,7 @@ std::unique_ptr<ServedModel> ServedModel::load(const std::string& dir, const std
   p.id = id.empty() ? std::filesystem::path(dir).lexically_normal().filename().string() : id;
   if (p.id.empty() || p.id == ".") p.id = std::filesystem::weakly_canonical(dir).filename().string();
   p.context = context;
+  p.sampling_defaults = engine::generation_defaults(dir);
   return std::make_unique<ServedModel>(std::move(p));
 }
 

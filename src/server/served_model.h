@@ -34,11 +34,12 @@ class ServedModel {
     ChatRenderer chat_renderer;                // absent: chat completions are refused
     std::string id;                            // the name clients use
     int64_t context = 0;                       // <= 0: the model's max_positions
+    engine::SamplingParams sampling_defaults;  // for fields a request leaves out (generation_config.json)
   };
   explicit ServedModel(Parts parts);
 
-  // Loads DIR (weights, tokenizer.json and the chat template when present). `id` empty: the directory's
-  // name. Progress lines go to `log`.
+  // Loads DIR (weights, tokenizer.json and the chat template when present, generation_config.json's
+  // sampling defaults). `id` empty: the directory's name. Progress lines go to `log`.
   static std::unique_ptr<ServedModel> load(const std::string& dir, const std::string& id, int64_t context,
                                            const LogFn& log);
 
@@ -48,6 +49,7 @@ class ServedModel {
   const Model& model() const { return *model_; }
   const text::Tokenizer* tokenizer() const { return tokenizer_ ? &*tokenizer_ : nullptr; }
   const OutputFormat& output_format() const { return format_; }
+  const engine::SamplingParams& sampling_defaults() const { return sampling_defaults_; }
 
   // Throw ApiError (400) when the request cannot be turned into a prompt.
   ChatPrompt chat_prompt(const ChatRequest& r) const;
@@ -67,6 +69,7 @@ class ServedModel {
   int64_t context_;
   int64_t created_;
   OutputFormat format_;
+  engine::SamplingParams sampling_defaults_;
 };
 
 }  // namespace ds4::server

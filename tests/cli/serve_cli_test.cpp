@@ -1,6 +1,6 @@
-// The `ds4 serve` contract: with no --model it serves the repository's default model, prints the address
-// it listens on (port 0 picks a free one), answers over loopback, and exits 0 on SIGTERM; a bad model
-// directory or a taken port is an error naming it.
+// The `ds4 serve` contract: with no --model it serves the repository's default model (tiny-flash-next),
+// prints the address it listens on (port 0 picks a free one), answers over loopback, and exits 0 on
+// SIGTERM; a bad model directory or a taken port is an error naming it.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -77,7 +77,17 @@ TEST(ServeCli, DefaultModelAnswersAndStopsCleanly) {
   const auto models = nlohmann::json::parse(res->body);
   ASSERT_EQ(models["data"].size(), 1u);
   const std::string id = models["data"][0]["id"];
-  // The fixture default has no tokenizer: token-id prompts work, chat says why it cannot.
+  EXPECT_EQ(id, "tiny-flash-next");
+  // The shipped model has a tokenizer and a chat template: both endpoints answer.
+  res = c.Post("/v1/chat/completions",
+               nlohmann::json{{"model", id}, {"messages", {{{"role", "user"}, {"content", "Hello!"}}}}, {"max_tokens", 8}}
+                   .dump(),
+               "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto chat = nlohmann::json::parse(res->body);
+  EXPECT_TRUE(chat["choices"][0]["message"]["content"].is_string());
+  EXPECT_LE(chat["usage"]["completion_tokens"].get<int>(), 8);
   res = c.Post("/v1/completions", nlohmann::json{{"model", id}, {"prompt", {5, 9, 11}}, {"max_tokens", 4}}.dump(),
                "application/json");
   ASSERT_TRUE(res);

@@ -143,6 +143,6 @@ async function apiError(promise) {
 }
 
 module.exports = {
-  OpenAI, OPENAI_MODULE, ROOT, DS4, makeTestModel, startServe, startScripted, stopProcess, metric, eventually, promptTokens,
+  OpenAI, OPENAI_MODULE, ROOT, DS4, makeTestModel, startServer, startServe, startScripted, stopProcess, metric, eventually, promptTokens,
   collectChat, apiError, tempDir,
 };

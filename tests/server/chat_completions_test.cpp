@@ -23,6 +23,7 @@ std::vector<ScriptedReply> replies() {
       {"stop test", "Hello world. Goodbye world."},
       {"two calls", kToolCall + "\n" + kToolCall},
       {"forced", "{\"city\": \"Rome\"}}\n</tool_call>"},
+      {"required call", "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"},
       {"unicode", "Grüße 😀 日本"},
   };
 }
@@ -216,6 +217,18 @@ TEST(ChatCompletions, NamedToolChoiceForcesTheCall) {
   EXPECT_EQ(r["usage"]["completion_tokens"], reply_tokens("{\"city\": \"Rome\"}}\n</tool_call>"));
 }
 
+TEST(ChatCompletions, RequiredToolChoiceStartsACall) {
+  TestServer srv(replies());
+  auto [status, r] =
+      srv.post("/v1/chat/completions", chat_body("required call", {{"tools", tools()}, {"tool_choice", "required"}}));
+  ASSERT_EQ(status, 200) << r;
+  const auto& calls = r["choices"][0]["message"]["tool_calls"];
+  ASSERT_EQ(calls.size(), 1u) << r;
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(calls[0]["function"]["arguments"].get<std::string>()), json::parse(R"({"city": "Oslo"})"));
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
+}
+
 TEST(ChatCompletions, StopStrings) {
   TestServer srv(replies());
   auto [status, r] = srv.post("/v1/chat/completions", chat_body("stop test", {{"stop", {"world"}}}));
@@ -271,9 +284,13 @@ TEST(ChatCompletions, SeedIsReportedAndReusable) {
   ASSERT_EQ(s1, 200);
   EXPECT_EQ(r1["seed"], 1234);
   EXPECT_NE(r1["system_fingerprint"].get<std::string>().find("1234"), std::string::npos);
-  auto [s2, r2] = srv.post("/v1/chat/completions", chat_body("hi"));
-  ASSERT_EQ(s2, 200);
-  EXPECT_TRUE(r2["seed"].is_number_unsigned());
+  // Drawn seeds stay exact in clients that read JSON numbers as doubles.
+  for (int i = 0; i < 20; ++i) {
+    auto [s2, r2] = srv.post("/v1/chat/completions", chat_body("hi"));
+    ASSERT_EQ(s2, 200);
+    ASSERT_TRUE(r2["seed"].is_number_unsigned());
+    EXPECT_LT(r2["seed"].get<uint64_t>(), uint64_t(1) << 53);
+  }
   auto st = collect(stream_body(srv, chat_body("hi", {{"seed", 99}})));
   (void)st;
 }

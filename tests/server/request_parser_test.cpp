@@ -20,8 +20,12 @@ ApiError error_of(Parse parse, const std::string& body) {
   return ApiError(0, "", "");
 }
 
-ApiError chat_error(const std::string& body) { return error_of(parse_chat_request, body); }
-ApiError completion_error(const std::string& body) { return error_of(parse_completion_request, body); }
+ApiError chat_error(const std::string& body) {
+  return error_of([](std::string_view b) { return parse_chat_request(b); }, body);
+}
+ApiError completion_error(const std::string& body) {
+  return error_of([](std::string_view b) { return parse_completion_request(b); }, body);
+}
 
 const std::string kMsgs = R"("messages": [{"role": "user", "content": "hi"}])";
 
@@ -61,6 +65,20 @@ TEST(ChatRequest, DefaultsAndNulls) {
   EXPECT_FALSE(r.options.stream);
   EXPECT_EQ(r.options.top_logprobs, -1);
   EXPECT_EQ(r.tool_choice.mode, ToolChoiceMode::None);  // no tools
+}
+
+TEST(ChatRequest, ModelDefaultsFillWhatTheBodyLeavesOut) {
+  engine::SamplingParams d;
+  d.temperature = 0.7;
+  d.top_k = 20;
+  d.top_p = 0.8;
+  auto r = parse_chat_request(R"({"model": "m", )" + kMsgs + R"(, "top_p": 0.5})", d);
+  EXPECT_DOUBLE_EQ(r.options.sampling.temperature, 0.7);
+  EXPECT_EQ(r.options.sampling.top_k, 20);
+  EXPECT_DOUBLE_EQ(r.options.sampling.top_p, 0.5);
+  auto c = parse_completion_request(R"({"model": "m", "prompt": "x", "temperature": 0})", d);
+  EXPECT_DOUBLE_EQ(c.options.sampling.temperature, 0.0);
+  EXPECT_EQ(c.options.sampling.top_k, 20);
 }
 
 TEST(ChatRequest, NormalisesMessages) {
