@@ -6,7 +6,9 @@
 // depends on real warp scheduling or the GPU's memory model beyond barriers.
 #pragma once
 #define __CUDA_RUNTIME_API_H__  // block the real runtime API header (vector_functions.h includes it)
+#define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__  // host_defines.h is meant for the runtime headers only
 #include <crt/host_defines.h>
+#undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
 #include <driver_types.h>
 #include <cuda_bf16.h>
 #include "emu_state.h"
