@@ -59,31 +59,38 @@ if [ -z "$pkgconfig" ] && [ -x "$prefix/usr/bin/pkgconf" ]; then
   pkgconfig="$prefix/bin/pkg-config"
 fi
 echo "pkg-config: ${pkgconfig:-none}"
-for m in libpcre2-8 libutf8proc; do
+for m in libpcre2-8 libutf8proc cpp-httplib; do
   "$pkgconfig" --exists "$m" && echo "  $m $("$pkgconfig" --modversion "$m")" || echo "  $m NOT FOUND"
 done
 extra_cxx=""
 # libssl-dev keeps openssl/configuration.h in the multiarch include folder, which the compiler only searches under /usr.
 [ -d "$prefix/usr/include/x86_64-linux-gnu" ] && extra_cxx="-isystem $prefix/usr/include/x86_64-linux-gnu"
 
+# The carried shared libraries that others need in turn (libcpp-httplib: libssl, brotli, zlib) are found at
+# link time through -rpath-link; the build tools themselves keep the machine's own libraries.
+link_flags="-Wl,-rpath-link,$libdir:$prefix/lib/x86_64-linux-gnu"
+
 step "configure"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_PREFIX_PATH="$prefix/usr" \
-  -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" || { echo "configure FAILED"; return 2; }
+  -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
+  || { echo "configure FAILED"; return 2; }
 
 step "build (ds4_cuda_tests, bench_cuda_ops) on $(nproc) cores"
 cmake --build "$build" -j"$(nproc)" --target ds4_cuda_tests bench_cuda_ops || { echo "build FAILED"; return 2; }
 
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Only the programs built here see the carried libraries (their RPATH already names the folder; this covers
+# libraries those load in turn). Tools such as compute-sanitizer keep the machine's own.
+with_libs=(env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 export OMP_NUM_THREADS="$(nproc)"  # the CPU reference the tests compare against
 step "GPU tests"
-timeout 300 "$build/ds4_cuda_tests" --gtest_output="xml:$out/ds4_cuda_tests.xml"
+timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_output="xml:$out/ds4_cuda_tests.xml"
 tests_rc=$?
 echo "ds4_cuda_tests exit status: $tests_rc"
 
 if [ "${DS4_GPU_BENCH:-1}" != 0 ]; then
   step "benchmark"
-  timeout 150 "$build/bench_cuda_ops" | tee "$out/bench.md"
+  timeout 150 "${with_libs[@]}" "$build/bench_cuda_ops" | tee "$out/bench.md"
 fi
 
 if [ "${DS4_GPU_MEMCHECK:-1}" != 0 ]; then
