@@ -1,5 +1,7 @@
 #include "text/jinja/pystr.h"
 
+#include "text/utf8.h"
+
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -61,23 +63,8 @@ bool in_chars(const std::u32string& set, char32_t cp) { return set.find(cp) != s
 
 }  // namespace
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+// One UTF-8 encoder for the text room (text/utf8).
+void append_utf8(std::string& out, char32_t cp) { utf8::append(out, cp); }
 
 std::u32string decode(std::string_view s) {
   std::u32string out;
