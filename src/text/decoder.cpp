@@ -50,21 +50,7 @@ class Replace : public Decoder {
  public:
   Replace(std::string_view onig_pattern, std::string content) : regex_(onig_pattern), content_(std::move(content)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
-    std::vector<Regex::Match> matches;
-    for (auto& t : tokens) {
-      matches.clear();
-      regex_.find_all(t, matches);
-      if (matches.empty()) continue;
-      std::string out;
-      size_t prev = 0;
-      for (const auto& m : matches) {
-        out.append(t, prev, m.begin - prev);
-        out += content_;
-        prev = m.end;
-      }
-      out.append(t, prev);
-      t.swap(out);
-    }
+    for (auto& t : tokens) regex_.replace_all(t, content_);
   }
 
  private:

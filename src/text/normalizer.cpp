@@ -55,20 +55,7 @@ class Lowercase : public Normalizer {
 class Replace : public Normalizer {
  public:
   Replace(std::string_view onig_pattern, std::string content) : regex_(onig_pattern), content_(std::move(content)) {}
-  void normalize(std::string& text) const override {
-    std::vector<Regex::Match> matches;
-    regex_.find_all(text, matches);
-    if (matches.empty()) return;
-    std::string out;
-    size_t prev = 0;
-    for (const auto& m : matches) {
-      out.append(text, prev, m.begin - prev);
-      out += content_;
-      prev = m.end;
-    }
-    out.append(text, prev);
-    text.swap(out);
-  }
+  void normalize(std::string& text) const override { regex_.replace_all(text, content_); }
 
  private:
   Regex regex_;

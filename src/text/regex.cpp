@@ -287,4 +287,19 @@ void Regex::find_all(std::string_view subject, std::vector<Match>& out) const {
   }
 }
 
+void Regex::replace_all(std::string& text, std::string_view content) const {
+  std::vector<Match> matches;
+  find_all(text, matches);
+  if (matches.empty()) return;
+  std::string out;
+  size_t prev = 0;
+  for (const auto& m : matches) {
+    out.append(text, prev, m.begin - prev);
+    out += content;
+    prev = m.end;
+  }
+  out.append(text, prev);
+  text.swap(out);
+}
+
 }  // namespace ds4::text

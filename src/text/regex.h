@@ -34,6 +34,8 @@ class Regex {
   // Appends the successive non-overlapping matches in `subject` (valid UTF-8). An empty match right
   // where the previous match ended is skipped, as onig's find_iter does.
   void find_all(std::string_view subject, std::vector<Match>& out) const;
+  // Replaces every match in `text` with `content` (HF's Replace normalizer and decoder share it).
+  void replace_all(std::string& text, std::string_view content) const;
 
   // The PCRE2 spelling of an Oniguruma (Ruby syntax) pattern; exposed for tests.
   static std::string translate(std::string_view onig_pattern);
