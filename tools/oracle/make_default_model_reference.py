@@ -6,7 +6,9 @@ full-prefix form), and the greedy continuation with its margins. Runs on the GPU
 
   python3 tools/oracle/make_default_model_reference.py --out tests/fixtures/default_model
 
-Writes OUT/reference.json (token ids, greedy tokens and margins) and OUT/{logits,mtp_logits}_<i>.npy.
+Writes OUT/reference.json (token ids, greedy tokens and margins) and OUT/{logits,mtp_logits}_<i>.npy. Only the
+last KEEP_ROWS rows of each logits matrix are kept (the fixture is committed; 8192 floats a row), and
+reference.json's "logit_rows_from" / "mtp_rows_from" say which row each file starts at.
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ TEXTS = [
     "neighbourhood, this truth is so well fixed in the minds of the surrounding families, that he is considered "
     "the rightful property of some one or other of their daughters.",
 ]
+KEEP_ROWS = 8
 
 
 def main():
@@ -47,7 +50,8 @@ def main():
     head.load_state_dict(M.import_state(load_file(os.path.join(a.model, "model.safetensors")),
                                         model.config.num_experts))
     tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
-    record = {"model": "models/tiny-flash-next", "sequences": [], "greedy": []}
+    record = {"model": "models/tiny-flash-next", "sequences": [], "logit_rows_from": [], "mtp_rows_from": [],
+              "greedy": []}
     for i, text in enumerate(TEXTS):
         ids = tok.encode(text, add_special_tokens=False).ids
         x = torch.tensor([ids])
@@ -58,9 +62,12 @@ def main():
             # MTP row s takes (h_s, x_{s+1}) and predicts x_{s+2}: rows 0 .. n-2.
             m = head(h[:, :-1], model.model.embed_tokens(x[:, 1:]))
             mtp_logits = model.lm_head(m)[0].numpy()
-        np.save(os.path.join(a.out, f"logits_{i}.npy"), logits.astype(np.float32))
-        np.save(os.path.join(a.out, f"mtp_logits_{i}.npy"), mtp_logits.astype(np.float32))
+        lo, mlo = max(0, len(logits) - KEEP_ROWS), max(0, len(mtp_logits) - KEEP_ROWS)
+        np.save(os.path.join(a.out, f"logits_{i}.npy"), np.ascontiguousarray(logits[lo:], dtype=np.float32))
+        np.save(os.path.join(a.out, f"mtp_logits_{i}.npy"), np.ascontiguousarray(mtp_logits[mlo:], dtype=np.float32))
         record["sequences"].append(ids)
+        record["logit_rows_from"].append(lo)
+        record["mtp_rows_from"].append(mlo)
         # Greedy continuation through transformers' cache, with the top-1/top-2 margin of every step.
         with torch.no_grad():
             res = model(input_ids=x, use_cache=True)
