@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <fstream>
 #include <map>
@@ -21,7 +22,28 @@ namespace ds4::test {
 
 inline std::string tokenizer_fixtures() { return fixtures_dir() + "/tokenizer"; }
 
-inline bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+// The reference outputs are committed zstd-compressed (X.jsonl.zst, about 15x smaller); a plain X.jsonl
+// (fresh from the oracle script) is read as well.
+inline bool file_exists(const std::string& path) {
+  return std::ifstream(path).good() || std::ifstream(path + ".zst").good();
+}
+
+inline std::string read_fixture_text(const std::string& path) {
+  std::ifstream plain(path, std::ios::binary);
+  std::ifstream packed(path + ".zst", std::ios::binary);
+  if (!plain && !packed) throw std::runtime_error("cannot open " + path + " (or " + path + ".zst)");
+  std::stringstream buf;
+  buf << (plain ? plain.rdbuf() : packed.rdbuf());
+  if (plain) return buf.str();
+  const std::string z = buf.str();
+  const unsigned long long n = ZSTD_getFrameContentSize(z.data(), z.size());
+  if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN)
+    throw std::runtime_error(path + ".zst: not a zstd frame with a known size");
+  std::string out(n, '\0');
+  const size_t got = ZSTD_decompress(out.data(), out.size(), z.data(), z.size());
+  if (ZSTD_isError(got) || got != n) throw std::runtime_error(path + ".zst: corrupt");
+  return out;
+}
 
 // A scratch file path private to this process (ctest runs tests in parallel processes, and other
 // checkouts may run theirs in the same temporary directory).
@@ -30,8 +52,7 @@ inline std::string temp_path(const std::string& name) {
 }
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
+  std::istringstream in(read_fixture_text(path));
   std::vector<nlohmann::json> rows;
   std::string line;
   while (std::getline(in, line))
