@@ -3,6 +3,7 @@
 
   python3 tools/oracle/tokenizer_reference.py --tokenizers DIR \\
       --strings tests/fixtures/tokenizer/strings.jsonl --out OUTDIR
+  python3 tools/oracle/tokenizer_reference.py --lowercase-only --out OUTDIR   (lowercase.json alone)
 
 DIR holds qwen3/tokenizer.json and deepseek_v3/tokenizer.json (the layout tools/fetch-tokenizers.sh
 makes). The synthetic tokenizers and decode inputs are read from the directory of --strings
@@ -19,6 +20,9 @@ makes). The synthetic tokenizers and decode inputs are read from the directory o
   onig_classes.json                        which code points the regex engine puts in \\p{L}, \\p{N},
                                            \\p{M}, \\p{P}, \\p{S}, \\p{Nd}, \\s, \\w (as [first, last] ranges),
                                            and which X make "'X" match (?i:'s|'t|'m|'d)
+  lowercase.json                           the Lowercase normalizer on each code point alone: every code
+                                           point c (surrogates skipped) whose normalize_str(chr(c)) is not
+                                           chr(c), with the code points it becomes
   tokenizer_speed.json                     single-thread encode throughput (MB/s of UTF-8 input) looping
                                            over the strings one encode() at a time, on one long text, and
                                            separately encode_batch() with the default thread pool
@@ -32,7 +36,7 @@ import tempfile
 import time
 
 import tokenizers
-from tokenizers import Regex, Tokenizer, pre_tokenizers
+from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
 
 REAL = ["qwen3", "deepseek_v3"]
 QWEN35_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+"
@@ -108,6 +112,30 @@ def onig_classes():
     return result
 
 
+def lowercase():
+    """normalizers.Lowercase() on every code point alone (Rust's char::to_lowercase, with the Unicode
+    version of the Rust toolchain tokenizers was built with): the ones it changes, and into what."""
+    lower = normalizers.Lowercase()
+    mappings = []
+    for c in range(0x110000):
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        out = lower.normalize_str(chr(c))
+        if out != chr(c):
+            mappings.append([c, [ord(ch) for ch in out]])
+    return {"source": "tokenizers %s normalizers.Lowercase().normalize_str(chr(c)), "
+                      "written by tools/oracle/tokenizer_reference.py" % tokenizers.__version__,
+            "tokenizers_version": tokenizers.__version__, "complete": True, "mappings": mappings}
+
+
+def write_lowercase(out_dir):
+    doc = lowercase()
+    with open(os.path.join(out_dir, "lowercase.json"), "w", encoding="ascii") as f:
+        json.dump(doc, f)
+        f.write("\n")
+    print("lowercase.json: %d code points change" % len(doc["mappings"]), file=sys.stderr)
+
+
 def throughput(fn, nbytes, min_seconds=2.0):
     fn()  # warm up (fills the BPE cache, as a server would be)
     rounds, start = 0, time.perf_counter()
@@ -142,12 +170,19 @@ def speed(toks, strings):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tokenizers", required=True, help="directory with qwen3/ and deepseek_v3/ subdirectories")
-    ap.add_argument("--strings", required=True, help="tests/fixtures/tokenizer/strings.jsonl")
+    ap.add_argument("--tokenizers", help="directory with qwen3/ and deepseek_v3/ subdirectories")
+    ap.add_argument("--strings", help="tests/fixtures/tokenizer/strings.jsonl")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--skip-speed", action="store_true", help="do not measure throughput")
+    ap.add_argument("--lowercase-only", action="store_true",
+                    help="write lowercase.json only (needs neither --tokenizers nor --strings)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.lowercase_only:
+        write_lowercase(args.out)
+        return
+    if not args.tokenizers or not args.strings:
+        ap.error("--tokenizers and --strings are required (unless --lowercase-only)")
     fixtures = os.path.dirname(os.path.abspath(args.strings))
     strings = read_jsonl(args.strings)
     print("tokenizers %s, %d strings" % (tokenizers.__version__, len(strings)), file=sys.stderr)
@@ -181,6 +216,7 @@ def main():
 
     with open(os.path.join(args.out, "onig_classes.json"), "w", encoding="ascii") as f:
         json.dump(onig_classes(), f)
+    write_lowercase(args.out)
 
     if not args.skip_speed:
         with open(os.path.join(args.out, "tokenizer_speed.json"), "w", encoding="ascii") as f:
