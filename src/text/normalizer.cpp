@@ -2,12 +2,14 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
 #include "core/error.h"
 #include "text/regex.h"
+#include "text/unicode_additions.h"
 #include "text/unicode_props.h"
 #include "text/utf8.h"
 
@@ -34,9 +36,11 @@ class UnicodeForm : public Normalizer {
   int options_;
 };
 
-// Rust's char::to_lowercase: the simple mapping, except U+0130 which lowercases to "i" + U+0307.
+// Rust's char::to_lowercase: the simple mapping, except U+0130 which lowercases to "i" + U+0307; for
+// characters newer than utf8proc's Unicode version, the reference's own mapping (lowercase_additions).
 class Lowercase : public Normalizer {
  public:
+  Lowercase() : additions_(lowercase_additions()) {}
   void normalize(std::string& text) const override {
     std::string out;
     out.reserve(text.size());
@@ -44,12 +48,24 @@ class Lowercase : public Normalizer {
       char32_t cp = utf8::next(text, i);
       if (cp == 0x130) {
         out += "i\xCC\x87";
+      } else if (const LowercaseAddition* a = addition(cp)) {
+        for (char32_t c : a->to) utf8::append(out, c);
       } else {
         utf8::append(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
       }
     }
     text.swap(out);
   }
+
+ private:
+  const LowercaseAddition* addition(char32_t cp) const {
+    if (additions_.empty() || cp < additions_.front().cp) return nullptr;
+    auto it = std::lower_bound(additions_.begin(), additions_.end(), cp,
+                               [](const LowercaseAddition& a, char32_t c) { return a.cp < c; });
+    return it != additions_.end() && it->cp == cp ? &*it : nullptr;
+  }
+
+  std::span<const LowercaseAddition> additions_;
 };
 
 class Replace : public Normalizer {

@@ -1,13 +1,18 @@
 // The regex engine's Unicode classes against Oniguruma's, the engine HF runs tokenizer.json patterns
 // with: tools/oracle/tokenizer_reference.py records which code points onig puts in \p{L}, \p{N}, \p{M},
 // \p{P}, \p{S}, \p{Nd}, \s and \w, and which X make "'X" match (?i:'s|'t|'m|'d). A difference here is a
-// difference in pre-tokenization for text with those characters.
+// difference in pre-tokenization for text with those characters. Likewise the Lowercase normalizer against
+// HF's on every code point (lowercase.json).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <set>
 
 #include "support/tokenizer_fixtures.h"
+#include "text/json_node.h"
+#include "text/normalizer.h"
 #include "text/regex.h"
 #include "text/utf8.h"
 
@@ -99,6 +104,45 @@ TEST_F(TokenizerUnicode, CaseInsensitiveContractionsMatchOniguruma) {
   std::vector<char32_t> want = onig_["fold_stmd"].get<std::vector<char32_t>>();
   EXPECT_EQ(to_ranges(got), to_ranges(want)) << "ours " << ranges_text(to_ranges(got)) << "\n onig "
                                              << ranges_text(to_ranges(want));
+}
+
+// lowercase.json lists what HF's Lowercase normalizer makes of each code point it changes. A complete file
+// (the reference script's) pins every other code point as unchanged; a partial one (provisional) only
+// its listed ones.
+TEST(TokenizerLowercase, MatchesReferenceOnEveryCodePoint) {
+  std::string path = tokenizer_fixtures() + "/lowercase.json";
+  if (!std::ifstream(path).good()) GTEST_SKIP() << missing_reference("lowercase (.json)");
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
+  std::map<char32_t, std::vector<char32_t>> want;
+  for (const auto& m : doc["mappings"]) want[m[0].get<char32_t>()] = m[1].get<std::vector<char32_t>>();
+  ASSERT_FALSE(want.empty());
+  const bool complete = doc.value("complete", false);
+  if (!complete) std::cout << "[ NOTE ] " << path << " is partial (" << doc.value("source", "") << "): checking its "
+                           << want.size() << " code points only\n";
+
+  const nlohmann::json spec = {{"type", "Lowercase"}};
+  const std::string file = "lowercase-test";
+  auto lower = text::make_normalizer(text::JsonNode(spec, file, "normalizer"));
+  std::vector<char32_t> wrong;
+  size_t checked = 0;
+  for (char32_t c = 0; c <= 0x10FFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    auto it = want.find(c);
+    if (!complete && it == want.end()) continue;
+    std::string s, expected;
+    text::utf8::append(s, c);
+    if (it == want.end()) {
+      expected = s;
+    } else {
+      for (char32_t t : it->second) text::utf8::append(expected, t);
+    }
+    lower->normalize(s);
+    ++checked;
+    if (s != expected) wrong.push_back(c);
+  }
+  EXPECT_GT(checked, complete ? 1000000u : 0u);
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " code points lowercase differently from HF: "
+                             << ranges_text(to_ranges(wrong));
 }
 
 }  // namespace
