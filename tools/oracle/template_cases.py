@@ -324,10 +324,10 @@ DIR_CASES = [
         image_token="<img>", add_bos_token=True, additional_special_tokens=["<x>"], chat_template=SHOW_TOKENS)},
      {"messages": [{"role": "user", "content": "hi"}]}),
     ("request_overrides_special_token", {"tokenizer_config.json": tokenizer_config(bos_token="<s>", chat_template=SHOW_TOKENS)},
-     {"messages": [], "bos_token": "[override]", "add_generation_prompt": True}),
+     {"messages": [{"role": "user", "content": "hi"}], "bos_token": "[override]", "add_generation_prompt": True}),
     ("chat_template_jinja_file_wins", {"tokenizer_config.json": tokenizer_config(eos_token="</s>", chat_template="from config"),
                                        "chat_template.jinja": "from file {{ eos_token }}\n"},
-     {"messages": []}),
+     {"messages": [{"role": "user", "content": "hi"}]}),
     ("named_templates_default", {"tokenizer_config.json": tokenizer_config(chat_template=[
         {"name": "default", "template": "default {{ messages[0].content }}"},
         {"name": "tool_use", "template": "tool_use {{ tools|length }}"}])},
@@ -338,7 +338,7 @@ DIR_CASES = [
      {"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}]}),
     ("chat_template_named_in_request", {"tokenizer_config.json": tokenizer_config(chat_template=[
         {"name": "default", "template": "default"}, {"name": "rag", "template": "rag {{ documents|length }}"}])},
-     {"messages": [], "chat_template": "rag", "documents": [{"title": "t", "text": "x"}]}),
+     {"messages": [{"role": "user", "content": "hi"}], "chat_template": "rag", "documents": [{"title": "t", "text": "x"}]}),
     ("continue_final_message_content_blocks", {"tokenizer_config.json": tokenizer_config(chat_template=(
         "{% for m in messages %}<{{ m.role }}>{% for b in m.content %}{% if b.text is defined %}{{ b.text }}{% else %}[img]{% endif %}{% endfor %}</{{ m.role }}>{% endfor %}"))},
      {"messages": [{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image"}]},
@@ -356,5 +356,5 @@ DIR_CASES = [
     ("additional_chat_templates_dir", {"tokenizer_config.json": tokenizer_config(eos_token="</s>"),
                                        "chat_template.jinja": "plain {{ eos_token }}",
                                        "additional_chat_templates/tool_use.jinja": "tools: {{ tools|map(attribute='function.name')|join(',') }}"},
-     {"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]}),
+     {"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]}),
 ]
