@@ -51,7 +51,8 @@ class ModelChatTemplate {
   // Renders a request as apply_chat_template(tokenize=False) does: the template named by "chat_template"
   // (or that string itself as a template), else "tool_use" when tools are given and it exists, else
   // "default"; with "continue_final_message" (true, or the name of the field to continue) the prompt
-  // ends inside the last message instead of closing it.
+  // ends inside the last message instead of closing it. An empty "messages" array is refused, as
+  // transformers refuses it (ds4::Error InvalidArgument).
   std::string render(const nlohmann::ordered_json& request) const;
 
   const ChatTemplate& get(const std::string& name) const;

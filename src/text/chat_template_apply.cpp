@@ -63,6 +63,9 @@ nlohmann::ordered_json ModelChatTemplate::context(const nlohmann::ordered_json& 
 
 std::string ModelChatTemplate::render(const nlohmann::ordered_json& request) const {
   if (!request.is_object()) invalid("the render request must be a JSON object");
+  // Refused before any template is chosen, even one that would render zero messages.
+  if (request.contains("messages") && request["messages"].is_array() && request["messages"].empty())
+    invalid("Cannot apply chat template to an empty conversation. Provide at least one message.");
 
   // get_chat_template: a name among several templates, or else a template given in the request itself.
   std::optional<ChatTemplate> inline_template;

@@ -100,15 +100,20 @@ TEST_F(ChatTemplateCli, BadRequestsExitNonZero) {
   EXPECT_NE(no_messages.status, 0);
   EXPECT_NE(no_messages.out.find("messages"), std::string::npos) << no_messages.out;
 
+  // transformers refuses an empty conversation; so does ds4, with its message and nothing on stdout.
+  CommandResult empty = run(render_command(write("empty.json", "{\"messages\": []}")) + " 2>&1 >/dev/null");
+  EXPECT_NE(empty.status, 0);
+  EXPECT_NE(empty.out.find("Cannot apply chat template to an empty conversation"), std::string::npos) << empty.out;
+
   CommandResult no_model = run(ds4::test::ds4_binary() + " render --model /nonexistent/dir --request " +
-                     write("ok.json", "{\"messages\": []}") + " 2>&1");
+                     write("ok.json", "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}") + " 2>&1");
   EXPECT_NE(no_model.status, 0);
   EXPECT_NE(no_model.out.find("no chat template"), std::string::npos) << no_model.out;
 }
 
 TEST_F(ChatTemplateCli, TemplateSyntaxErrorNamesTheFile) {
   write("chat_template.jinja", "{% if messages %}unclosed");
-  CommandResult r = run(render_command(write("ok.json", "{\"messages\": []}")) + " 2>&1");
+  CommandResult r = run(render_command(write("ok.json", "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}")) + " 2>&1");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("chat_template.jinja"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Unexpected end of template"), std::string::npos) << r.out;

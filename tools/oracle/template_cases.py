@@ -300,6 +300,7 @@ MODEL_ERRORS = {
     "continue_final_message_dropped_by_template_error": "the final message does not appear in the chat after applying the chat template",
     "qwen3_tool_call_content_none_error": "argument of type 'NoneType' is not iterable",
     "deepseek_tool_call_dict_arguments_error": 'can only concatenate str (not "dict") to str',
+    "empty_conversation_error": "Cannot apply chat template to an empty conversation",
 }
 
 # ---- model directories: where the template and the special tokens come from ----
@@ -357,4 +358,7 @@ DIR_CASES = [
                                        "chat_template.jinja": "plain {{ eos_token }}",
                                        "additional_chat_templates/tool_use.jinja": "tools: {{ tools|map(attribute='function.name')|join(',') }}"},
      {"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g"}}]}),
+    # apply_chat_template refuses an empty conversation before the template runs, even one that would render.
+    ("empty_conversation_error", {"tokenizer_config.json": tokenizer_config(chat_template="{{ messages|length }}")},
+     {"messages": [], "add_generation_prompt": True}),
 ]

@@ -7,7 +7,8 @@ transformers installed:
 - a `tojson` filter that is json.dumps(x, ensure_ascii=False, indent, separators, sort_keys),
 - globals raise_exception(message) (raises TemplateError) and strftime_now(format),
 - the render context of apply_chat_template: the tokenizer's special_tokens_map, then messages,
-  tools=None, documents=None, add_generation_prompt=False, then the caller's keyword arguments.
+  tools=None, documents=None, add_generation_prompt=False, then the caller's keyword arguments,
+- apply_chat_template's refusal of an empty conversation (ValueError) before anything is rendered.
 
 tools/oracle/verify_with_transformers.py checks these renders against transformers itself.
 """
@@ -147,7 +148,10 @@ CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 def apply_chat_template(env, templates, special_tokens, request):
     """apply_chat_template(messages, tokenize=False, **kwargs) for one conversation, continue_final_message
-    included: the last message's text gets a marker, and the rendered prompt is cut at it."""
+    included: the last message's text gets a marker, and the rendered prompt is cut at it. An empty
+    conversation is refused before any template is chosen or rendered."""
+    if not request["messages"]:
+        raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
     template = select_template(templates, request)
     cfm = request.get("continue_final_message")
     if not cfm:
