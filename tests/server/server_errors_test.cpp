@@ -57,6 +57,15 @@ TEST(ServerErrors, WrongFieldTypes) {
   expect_served(srv);
 }
 
+// transformers refuses to apply a chat template to no messages; the server answers 400 before rendering.
+TEST(ServerErrors, EmptyMessages) {
+  TestServer srv(replies());
+  auto [status, r] = srv.post("/v1/chat/completions", json{{"model", "scripted"}, {"messages", json::array()}});
+  expect_error(status, r, 400, "invalid_value", "messages");
+  EXPECT_EQ(r["error"]["type"], "invalid_request_error") << r;
+  expect_served(srv);
+}
+
 TEST(ServerErrors, UnknownFieldsThatMatter) {
   TestServer srv(replies());
   auto [status, r] = srv.post("/v1/chat/completions", chat_body("x", {{"n", 3}}));
