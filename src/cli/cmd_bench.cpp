@@ -4,16 +4,20 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "cli/command.h"
 #include "cli/token_list.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "models/model.h"
+#ifdef DS4_WITH_CUDA
+#include "backend/cuda/bandwidth.h"
+#endif
 
 namespace {
 struct Args {
-  std::string model, config, prefill = "128";
+  std::string model, config, prefill = "128", backend = "cpu", reference_prefill = "512";
   bool random_weights = false, reference = false;
   std::string python = "python3";
   int64_t layers = 0, experts = 0, ple_vocab_base = 0, decode = 32, threads = 0;
@@ -48,10 +52,10 @@ nlohmann::json shrink(nlohmann::json j, const Args& a) {
 }
 
 // transformers on the same shape (tools/oracle/bench_transformers.py), so the ratio is measured in one run.
-void print_reference(const Args& a, const std::vector<double>& ours_prefill, double ours_decode) {
+void print_reference(const Args& a, const std::map<int, double>& ours_prefill, double ours_decode) {
   const std::string config = a.config.empty() ? a.model + "/config.json" : a.config;
   std::string cmd = a.python + " " + std::string(DS4_SOURCE_DIR) + "/tools/oracle/bench_transformers.py --config '" +
-                    config + "' --prefill " + a.prefill + " --decode " + std::to_string(a.decode);
+                    config + "' --prefill " + a.reference_prefill + " --decode " + std::to_string(a.decode);
   if (a.layers) cmd += " --layers " + std::to_string(a.layers);
   if (a.experts) cmd += " --experts " + std::to_string(a.experts);
   if (a.ple_vocab_base) cmd += " --ple-vocab-base " + std::to_string(a.ple_vocab_base);
@@ -72,10 +76,12 @@ void print_reference(const Args& a, const std::vector<double>& ours_prefill, dou
   std::printf("\ntransformers %s on %s, bf16, sdpa:\n", "5.17", j.value("transformers_device", "?").c_str());
   std::printf("| phase   | tokens | transformers tokens/s | ds4 tokens/s | ds4 / transformers |\n");
   std::printf("|---------|-------:|----------------------:|-------------:|-------------------:|\n");
-  for (size_t i = 0; i < j["prefill"].size() && i < ours_prefill.size(); i++) {
-    const double t = j["prefill"][i]["tokens_per_s"].get<double>();
-    std::printf("| prefill | %6d | %21.1f | %12.1f | %17.1fx |\n", j["prefill"][i]["tokens"].get<int>(), t,
-                ours_prefill[i], ours_prefill[i] / t);
+  for (const auto& r : j["prefill"]) {
+    const int tokens = r["tokens"].get<int>();
+    const double t = r["tokens_per_s"].get<double>();
+    const auto ours = ours_prefill.find(tokens);
+    if (ours == ours_prefill.end()) continue;
+    std::printf("| prefill | %6d | %21.1f | %12.1f | %17.1fx |\n", tokens, t, ours->second, ours->second / t);
   }
   if (!j["decode"].is_null() && ours_decode > 0) {
     const double t = j["decode"]["tokens_per_s"].get<double>();
@@ -84,41 +90,70 @@ void print_reference(const Args& a, const std::vector<double>& ours_prefill, dou
   }
 }
 
+// Bytes one decoded token must read: every weight it uses once, in the backend's storage format.
+double bytes_per_param(const std::string& backend) { return backend == "cpu" ? 4.0 : 2.0; }
+
 void run(const Args& a) {
   if (a.threads > 0) omp_set_num_threads(int(a.threads));
   std::unique_ptr<ds4::Model> model;
   std::string what;
   auto log = [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); };
+  const ds4::LoadOptions load{a.backend};
   if (!a.model.empty()) {
-    model = ds4::load_model(a.model, log);
+    model = ds4::load_model(a.model, log, load);
     what = a.model;
   } else if (!a.config.empty()) {
     if (!a.random_weights)
       throw ds4::Error(ds4::ErrorKind::InvalidArgument, "--config needs --random-weights (no checkpoint is read)");
-    model = ds4::random_model(shrink(ds4::read_json_file(a.config), a), a.seed, log);
+    model = ds4::random_model(shrink(ds4::read_json_file(a.config), a), a.seed, log, load);
     what = a.config + " (random weights)";
   } else {
     throw ds4::Error(ds4::ErrorKind::InvalidArgument, "give --model DIR or --config FILE --random-weights");
   }
   const auto& info = model->info();
-  const double active_bytes = double(info.active_params) * 4.0;  // the CPU backend computes in float32
-  std::printf("ds4 bench: %s\nbackend cpu (float32 weights), %d threads\n", what.c_str(), omp_get_max_threads());
-  std::printf("parameters: %.2f M total, %.2f M read per decoded token (%.1f MB)\n\n", info.total_params / 1e6,
+  const double active_bytes = double(info.active_params) * bytes_per_param(a.backend);
+  std::printf("ds4 bench: %s\n", what.c_str());
+  double limit_gbs = 0;  // the bandwidth the decode figure is compared with
+  if (a.backend == "cpu") {
+    std::printf("backend cpu (float32 weights), %d threads\n", omp_get_max_threads());
+  } else {
+#ifdef DS4_WITH_CUDA
+    const auto bw = ds4::cuda::measure_bandwidth(0);
+    limit_gbs = bw.spec_gbs;
+    std::printf("backend %s (bfloat16 weights, float32 activations and state): %s, HBM limit %.0f GB/s (spec), "
+                "device-to-device copy measured now %.0f GB/s\n",
+                a.backend.c_str(), bw.device.c_str(), bw.spec_gbs, bw.copy_gbs);
+#endif
+  }
+  std::printf("parameters: %.2f M total, %.2f M read per decoded token (%.1f MB)\n", info.total_params / 1e6,
               info.active_params / 1e6, active_bytes / 1e6);
-  std::printf("| phase   | tokens | seconds | tokens/s | weight GB/s |\n|---------|-------:|--------:|---------:|------------:|\n");
-  std::vector<double> ours_prefill;
+  std::printf("prefill TFLOP/s counts 2 x active parameters per token (attention scores not counted)\n\n");
+  std::printf("| phase   | tokens | seconds | tokens/s | weight GB/s | %% of HBM limit | TFLOP/s |\n"
+              "|---------|-------:|--------:|---------:|------------:|---------------:|--------:|\n");
+  std::map<int, double> ours_prefill;
   double ours_decode = 0;
   const int64_t V = info.vocab_size;
   std::vector<float> logits;
-  for (int32_t P : ds4::cli::parse_token_list(a.prefill)) {
+  auto prompt_of = [&](int32_t P) {
     std::vector<int32_t> prompt(static_cast<size_t>(P));
-    for (int32_t i = 0; i < P; i++) prompt[size_t(i)] = int32_t((i * 7919 + 13) % V);
+    for (int32_t i = 0; i < P; i++) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 13) % V);
+    return prompt;
+  };
+  if (a.backend != "cpu") {
+    // Warm-up: library heuristics, first launches and the decode graph's capture are not timed.
+    auto st = model->new_state();
+    model->forward(*st, prompt_of(64), logits, false);
+    for (int i = 0; i < 3; i++) model->forward(*st, std::vector<int32_t>{1}, logits, false);
+  }
+  for (int32_t P : ds4::cli::parse_token_list(a.prefill)) {
+    const auto prompt = prompt_of(P);
     auto st = model->new_state();
     double t0 = now();
     model->forward(*st, prompt, logits, false);
     double dt = now() - t0;
-    std::printf("| prefill | %6d | %7.3f | %8.1f | %11s |\n", P, dt, P / dt, "-");
-    ours_prefill.push_back(P / dt);
+    const double tflops = 2.0 * double(info.active_params) * P / dt / 1e12;
+    std::printf("| prefill | %6d | %7.3f | %8.1f | %11s | %14s | %7.1f |\n", P, dt, P / dt, "-", "-", tflops);
+    ours_prefill[P] = P / dt;
     if (a.decode > 0) {
       int32_t tok = prompt.back();
       t0 = now();
@@ -127,8 +162,11 @@ void run(const Args& a) {
         tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       }
       dt = now() - t0;
-      std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.2f |\n", (long long)a.decode, dt, a.decode / dt,
-                  active_bytes * a.decode / dt / 1e9);
+      const double gbs = active_bytes * a.decode / dt / 1e9;
+      char pct[32] = "-";
+      if (limit_gbs > 0) std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * gbs / limit_gbs);
+      std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.1f | %14s | %7s |\n", (long long)a.decode, dt, a.decode / dt,
+                  gbs, pct, "-");
       ours_decode = a.decode / dt;
     }
   }
@@ -148,7 +186,11 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   sub->add_option("--prefill", args->prefill, "Prompt lengths, comma-separated");
   sub->add_option("--decode", args->decode, "Decode steps after each prefill");
   sub->add_option("--threads", args->threads, "CPU threads (default: all)");
+  sub->add_option("--backend", args->backend, "Compute backend: cpu (reference) or cuda (when built with it)")
+      ->capture_default_str();
   sub->add_flag("--reference", args->reference, "Also time transformers on the same shape (GPU machine)");
+  sub->add_option("--reference-prefill", args->reference_prefill, "Prompt lengths transformers is timed on")
+      ->capture_default_str();
   sub->add_option("--python", args->python, "Python with torch and transformers, for --reference");
   sub->callback([args] { run(*args); });
 });

@@ -14,7 +14,7 @@
 
 namespace {
 struct Args {
-  std::string model, tokens, prompt;
+  std::string model, tokens, prompt, backend = "cpu";
   bool raw = false, ignore_eos = false, json = false, speculative = false;
   int64_t max_tokens = 64;
   double temperature = 1.0, top_p = 1.0, min_p = 0.0, presence = 0.0, frequency = 0.0;
@@ -36,7 +36,7 @@ int run(const Args& a) {
   const std::string dir = a.model.empty() ? ds4::cli::default_model_dir() : a.model;
   if (a.tokens.empty() == a.prompt.empty())
     throw ds4::Error(ds4::ErrorKind::InvalidArgument, "give exactly one of --tokens and --prompt");
-  auto model = ds4::load_model(dir, [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); });
+  auto model = ds4::load_model(dir, [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); }, {a.backend});
   std::optional<ds4::text::Tokenizer> tokenizer;
   if (std::filesystem::exists(dir + "/tokenizer.json")) tokenizer = ds4::text::Tokenizer::from_file(dir + "/tokenizer.json");
 
@@ -86,6 +86,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("generate", "Generate a completion for token ids or a prompt");
   sub->add_option("--model", a->model, "Model directory (default: the shipped model)");
+  sub->add_option("--backend", a->backend, "Compute backend: cpu (reference) or cuda (when built with it)")->capture_default_str();
   sub->add_option("--tokens", a->tokens, "Prompt as comma-separated token ids");
   sub->add_option("--prompt", a->prompt, "Prompt text (rendered through the chat template unless --raw)");
   sub->add_flag("--raw", a->raw, "Tokenize --prompt as is, without the chat template");

@@ -14,7 +14,7 @@
 
 namespace {
 struct Args {
-  std::string model, system;
+  std::string model, system, backend = "cpu";
   int64_t max_tokens = 512;
   std::optional<double> temperature, top_p;
   std::optional<int> top_k;
@@ -24,7 +24,7 @@ struct Args {
 void run(const Args& a) {
   const std::string dir = a.model.empty() ? ds4::cli::default_model_dir() : a.model;
   std::fprintf(stderr, "loading %s ...\n", dir.c_str());
-  auto model = ds4::load_model(dir, [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); });
+  auto model = ds4::load_model(dir, [](const std::string& m) { std::fprintf(stderr, "%s\n", m.c_str()); }, {a.backend});
   if (!std::filesystem::exists(dir + "/tokenizer.json"))
     throw ds4::Error(ds4::ErrorKind::InvalidArgument, dir + ": ds4 run needs tokenizer.json and a chat template");
   auto tokenizer = ds4::text::Tokenizer::from_file(dir + "/tokenizer.json");
@@ -73,6 +73,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("run", "Chat with a model in the terminal");
   sub->add_option("--model", a->model, "Model directory (default: the shipped model)");
+  sub->add_option("--backend", a->backend, "Compute backend: cpu (reference) or cuda (when built with it)")->capture_default_str();
   sub->add_option("--system", a->system, "System prompt");
   sub->add_option("--max-tokens", a->max_tokens, "Most tokens per answer");
   sub->add_option("--temperature", a->temperature, "Override generation_config.json's temperature");

@@ -20,7 +20,7 @@
 namespace {
 
 struct Args {
-  std::string model, name, host = "127.0.0.1";
+  std::string model, name, host = "127.0.0.1", backend = "cpu";
   int port = 8080;
   int64_t context = 0;
   int parallel = 1;
@@ -92,7 +92,8 @@ void run(const Args& a) {
   std::unique_ptr<ds4::server::ServedModel> model;
   {
     LoadProgress progress(dir);
-    model = ds4::server::ServedModel::load(dir, a.name, a.context, [&](const std::string& m) { progress.log(m); });
+    model = ds4::server::ServedModel::load(dir, a.name, a.context, [&](const std::string& m) { progress.log(m); },
+                                           {a.backend});
   }
 
   ds4::server::ServerOptions o;
@@ -125,6 +126,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* sub = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
   sub->add_option("--model", a->model, "Model directory (default: the repository's default model)");
+  sub->add_option("--backend", a->backend, "Compute backend: cpu (reference) or cuda (when built with it)")->capture_default_str();
   sub->add_option("--name", a->name, "Model id clients use (default: the directory name)");
   sub->add_option("--host", a->host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", a->port, "Port to listen on (0: any free port)")->capture_default_str();

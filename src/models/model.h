@@ -50,10 +50,17 @@ class Model {
 
 using LogFn = std::function<void(const std::string&)>;
 
+struct LoadOptions {
+  // "cpu" (the reference backend, always there) or a backend registered at startup (models/backends.h):
+  // "cuda" when the binary is built with the CUDA backend.
+  std::string backend = "cpu";
+};
+
 // Reads DIR/config.json, picks the family by model_type, loads and validates every tensor.
-std::unique_ptr<Model> load_model(const std::string& dir, const LogFn& log = nullptr);
+std::unique_ptr<Model> load_model(const std::string& dir, const LogFn& log = nullptr, const LoadOptions& o = {});
 
 // A model of the config's shapes with random weights from a seed (for benchmarks of full-size shapes).
-std::unique_ptr<Model> random_model(const nlohmann::json& config, uint64_t seed, const LogFn& log = nullptr);
+std::unique_ptr<Model> random_model(const nlohmann::json& config, uint64_t seed, const LogFn& log = nullptr,
+                                    const LoadOptions& o = {});
 
 }  // namespace ds4

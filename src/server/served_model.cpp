@@ -38,9 +38,9 @@ ServedModel::ServedModel(Parts p)
 }
 
 std::unique_ptr<ServedModel> ServedModel::load(const std::string& dir, const std::string& id, int64_t context,
-                                               const LogFn& log) {
+                                               const LogFn& log, const LoadOptions& options) {
   Parts p;
-  p.model = load_model(dir, log);
+  p.model = load_model(dir, log, options);
   const std::string tok_path = dir + "/tokenizer.json";
   if (std::filesystem::exists(tok_path)) {
     p.tokenizer = text::Tokenizer::from_file(tok_path);

@@ -41,7 +41,7 @@ class ServedModel {
   // Loads DIR (weights, tokenizer.json and the chat template when present, generation_config.json's
   // sampling defaults). `id` empty: the directory's name. Progress lines go to `log`.
   static std::unique_ptr<ServedModel> load(const std::string& dir, const std::string& id, int64_t context,
-                                           const LogFn& log);
+                                           const LogFn& log, const LoadOptions& options = {});
 
   const std::string& id() const { return id_; }
   int64_t context() const { return context_; }

@@ -37,6 +37,7 @@ struct Args {
   float* part_ml;   // [T][heads][splits][2]: running max, running sum
   const int32_t* positions;
   const int32_t* count;
+  const int64_t* causal_pos0_dev;
   int64_t stride, causal_pos0, T, keys_per_split;
   int heads, kv_heads, group, head_groups, splits;
   float scale;
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   const int kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
   const int h0 = kvh * a.group + hg * C::kHPB;
   const int nh = min(C::kHPB, a.group - hg * C::kHPB);
-  const int64_t n = a.positions ? int64_t(a.count[t]) : a.causal_pos0 + t + 1;
+  const int64_t n = a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
   const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
   const int64_t kv_stride = int64_t(a.kv_heads) * HD;
 
@@ -213,6 +214,7 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
     a.part_ml = ctx.scratch().take<float>(size_t(T * s.heads * splits * 2));
   }
   a.positions = sel.positions, a.count = sel.count, a.stride = sel.stride, a.causal_pos0 = sel.causal_pos0;
+  a.causal_pos0_dev = sel.causal_pos0_dev;
   a.T = T, a.keys_per_split = kps;
   a.heads = int(s.heads), a.kv_heads = int(s.kv_heads), a.group = group, a.head_groups = head_groups;
   a.splits = int(splits), a.scale = scale;

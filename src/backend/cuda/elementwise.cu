@@ -35,9 +35,21 @@ __global__ void embed_streams_kernel(const bf16* table, int64_t H, const int32_t
 __global__ void gather_rows_kernel(const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out) {
   DS4_GRID_STRIDE(i, n * cols) out[i] = __bfloat162float(table[rows[i / cols] * cols + i % cols]);
 }
-__global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst) {
+__global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst, int64_t width, const int64_t* row0_dev) {
+  if (row0_dev) dst += *row0_dev * width;
   DS4_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
+// dst[row0 + r][c] = src[r][c], row0 read on the device.
+__global__ void copy_rows_at_kernel(float* dst, int64_t dst_stride, const int64_t* row0_dev, const float* src,
+                                    int64_t src_stride, int64_t rows, int64_t cols) {
+  dst += *row0_dev * dst_stride;
+  DS4_GRID_STRIDE(i, rows * cols) dst[(i / cols) * dst_stride + i % cols] = src[(i / cols) * src_stride + i % cols];
+}
+__global__ void fill_positions_kernel(const int64_t* pos_dev, int64_t pos0, int64_t T, int32_t* pos3) {
+  if (pos_dev) pos0 = *pos_dev;
+  DS4_GRID_STRIDE(i, T * 3) pos3[i] = int32_t(pos0 + i / 3);
+}
+__global__ void advance_position_kernel(int64_t* pos, int64_t T) { *pos += T; }
 // mixed[t][h] = sum_s sigmoid(mix[t][s][h]) normed[t][s][h] / S, streams summed in order as the CPU does.
 __global__ void hc_collapse_kernel(const float* mix, const float* normed, int64_t T, int64_t S, int64_t H, float* mixed) {
   DS4_GRID_STRIDE(i, T * H) {
@@ -128,8 +140,34 @@ void gather_rows(Context& ctx, const bf16* table, int64_t cols, const int64_t* r
 }
 
 void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, int64_t row0) {
+  store_rows_bf16(ctx, src, T, width, cache, SeqPos::host(row0));
+}
+
+void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, SeqPos row0) {
   if (T <= 0 || width <= 0) return;
-  store_rows_bf16_kernel<<<grid_for(ctx, T * width, 256), 256, 0, ctx.stream()>>>(src, T * width, cache + row0 * width);
+  bf16* dst = row0.dev ? cache : cache + row0.bound * width;
+  store_rows_bf16_kernel<<<grid_for(ctx, T * width, 256), 256, 0, ctx.stream()>>>(src, T * width, dst, width, row0.dev);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void copy_rows_at(Context& ctx, float* dst, int64_t dst_stride, SeqPos row0, const float* src, int64_t src_stride,
+                  int64_t rows, int64_t cols) {
+  if (!row0.dev) return copy_rows(ctx, dst + row0.bound * dst_stride, dst_stride, src, src_stride, rows, cols);
+  detail::require(cols <= dst_stride && cols <= src_stride, "copy_rows_at: cols exceed a stride");
+  if (rows <= 0 || cols <= 0) return;
+  copy_rows_at_kernel<<<grid_for(ctx, rows * cols, 256), 256, 0, ctx.stream()>>>(dst, dst_stride, row0.dev, src,
+                                                                                src_stride, rows, cols);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void fill_positions(Context& ctx, SeqPos pos0, int64_t T, int32_t* pos3) {
+  if (T <= 0) return;
+  fill_positions_kernel<<<grid_for(ctx, 3 * T, 256), 256, 0, ctx.stream()>>>(pos0.dev, pos0.bound, T, pos3);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void advance_position(Context& ctx, int64_t* pos, int64_t T) {
+  advance_position_kernel<<<1, 1, 0, ctx.stream()>>>(pos, T);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -44,6 +44,25 @@ using cpu::AttnShape;   // heads, kv_heads, head_dim
 using cpu::DeltaShape;  // T, H, dk, dv
 
 // ---------------------------------------------------------------------------------------------------------
+// Sequence positions read on the device
+// ---------------------------------------------------------------------------------------------------------
+
+// A chunk's first position. Decode steps are replayed from CUDA graphs, whose kernel arguments are fixed at
+// capture, so the ops that depend on the position can read it from device memory: `dev` points at it and
+// `bound` is an upper bound of it known on the host, which sizes grids and scratch. Without `dev`, `bound` is
+// the position itself.
+struct SeqPos {
+  const int64_t* dev = nullptr;
+  int64_t bound = 0;
+  static SeqPos host(int64_t p) { return {nullptr, p}; }
+};
+
+// pos3[t] = (p + t, p + t, p + t) for t < T, p = pos0 (text positions for apply_rope's Positions::pos3).
+void fill_positions(Context& ctx, SeqPos pos0, int64_t T, int32_t* pos3);
+// *pos += T on the device (the end of a forward step, inside the captured graph).
+void advance_position(Context& ctx, int64_t* pos, int64_t T);
+
+// ---------------------------------------------------------------------------------------------------------
 // Dense projections
 // ---------------------------------------------------------------------------------------------------------
 
@@ -85,6 +104,9 @@ void mul_sigmoid(Context& ctx, float* x, const float* gate, int64_t n);
 // dst[r][0..cols) = src[r][0..cols) with row strides in elements (splits q/gate, copies key rows into caches).
 void copy_rows(Context& ctx, float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
                int64_t cols);
+// The same into rows row0 .. row0 + rows - 1 of dst (appends a chunk's rows to a float32 cache).
+void copy_rows_at(Context& ctx, float* dst, int64_t dst_stride, SeqPos row0, const float* src, int64_t src_stride,
+                  int64_t rows, int64_t cols);
 
 // x[t][s][:] = table[tokens[t]][:] for every stream s < streams (the hyper-connection stream starts as copies
 // of the token embedding). table [vocab][H]; x [T][streams][H]. Token ids must be in range.
@@ -174,8 +196,13 @@ struct KeySelection {
   int64_t causal_pos0 = 0;
   // An upper bound of any query's key count, known on the host; it sizes the split-K grid.
   int64_t max_keys = 0;
+  // Causal with the first position read on the device (then causal_pos0 is only its bound).
+  const int64_t* causal_pos0_dev = nullptr;
 
   static KeySelection causal(int64_t pos0, int64_t T) { return {nullptr, nullptr, 0, pos0, pos0 + T}; }
+  static KeySelection causal(SeqPos pos0, int64_t T) {
+    return {nullptr, nullptr, 0, pos0.bound, pos0.bound + T, pos0.dev};
+  }
   static KeySelection lists(const int32_t* positions, const int32_t* count, int64_t stride) {
     return {positions, count, stride, 0, stride};
   }
@@ -193,6 +220,7 @@ void attention(Context& ctx, const float* q, const bf16* keys, const bf16* value
 // cache[row0 + t][:] = src[t][:] (rounded to bfloat16) for t < T, width elements per row: appends a chunk's
 // keys or values to a bfloat16 cache.
 void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, int64_t row0);
+void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, bf16* cache, SeqPos row0);
 
 // ---------------------------------------------------------------------------------------------------------
 // Top-k (cpu/topk.h)
@@ -223,6 +251,11 @@ void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t 
 inline int64_t qsa_list_stride(int64_t block_topk, int64_t R) { return (block_topk + 1) * R; }
 void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
                 int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
+void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
+// Pools the blocks a chunk of T tokens at pos0 completes: [pos0 / R, (pos0 + T) / R).
+void qsa_pool_chunk(Context& ctx, const float* index_keys, SeqPos pos0, int64_t T, int64_t R, int64_t D,
+                    const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys);
 
 // ---------------------------------------------------------------------------------------------------------
 // Hyper-connections (models/qwen_hybrid/hyper_connection.cpp)

@@ -7,10 +7,17 @@ namespace ds4::cuda {
 namespace {
 
 // One block per pooled block b: the mean of its R raw key rows, zero-centred RMSNorm, RoPE at position b * R.
-__global__ void pool_kernel(const float* index_keys, int64_t b0, int64_t R, int64_t D, const bf16* k_norm,
-                            RopeParams rope, float eps, float* block_keys) {
+// With pos_dev set, the blocks are those the chunk of T tokens at *pos_dev completes, [pos/R, (pos+T)/R), and
+// blocks of the grid beyond them return at once (the grid is sized for the most a chunk can complete).
+__global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* pos_dev, int64_t T, int64_t R,
+                            int64_t D, const bf16* k_norm, RopeParams rope, float eps, float* block_keys) {
   extern __shared__ float vals[];  // [D]
   __shared__ double red[32];
+  if (pos_dev) {
+    const int64_t p = *pos_dev;
+    b0 = p / R;
+    if (b0 + int64_t(blockIdx.x) >= (p + T) / R) return;  // uniform over the block
+  }
   const int64_t b = b0 + blockIdx.x;
   double ss = 0.0;
   for (int64_t e = threadIdx.x; e < D; e += blockDim.x) {
@@ -48,9 +55,10 @@ __global__ void pool_kernel(const float* index_keys, int64_t b0, int64_t R, int6
 constexpr int kScoreBlocks = 32, kScoreThreads = 128;
 
 __global__ void __launch_bounds__(kScoreThreads)
-    score_kernel(const float* q, const float* block_keys, int64_t pos0, int64_t IH, int64_t D, int64_t R,
-                 int64_t block_topk, int64_t nb_max, float* scores) {
+    score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
+                 int64_t R, int64_t block_topk, int64_t nb_max, float* scores) {
   extern __shared__ float sm[];
+  if (pos0_dev) pos0 = *pos0_dev;
   float* q_s = sm;                           // [IH][D]
   float* k_s = q_s + IH * D;                 // [kScoreBlocks][D + 1]
   float* part = k_s + kScoreBlocks * (D + 1);  // [4][kScoreBlocks]
@@ -79,9 +87,10 @@ __global__ void __launch_bounds__(kScoreThreads)
 
 // One block per query: top-k blocks (or all positions when every block fits the budget), sorted ascending,
 // expanded to positions, then the incomplete tail block.
-__global__ void select_kernel(const float* scores, int64_t pos0, int64_t R, int64_t block_topk, int64_t nb_max,
-                              detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
+__global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int64_t pos0, int64_t R, int64_t block_topk,
+                              int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
   extern __shared__ __align__(16) unsigned char smem[];
+  if (pos0_dev) pos0 = *pos0_dev;
   const int64_t t = blockIdx.x, p = pos0 + t, nb = (p + 1) / R;
   int32_t* out = sel + t * stride;
   if (nb <= block_topk) {
@@ -107,27 +116,25 @@ __global__ void select_kernel(const float* scores, int64_t pos0, int64_t R, int6
   if (threadIdx.x == 0) count[t] = int32_t(sel_n + p + 1 - nb * R);
 }
 
-}  // namespace
-
-void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t b1, int64_t R, int64_t D,
-                     const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys) {
+void pool_impl(Context& ctx, const float* index_keys, int64_t b0, const int64_t* pos_dev, int64_t T, unsigned blocks,
+          int64_t R, int64_t D, const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys) {
   detail::require(R > 0 && D > 0 && b0 >= 0, "qsa_pool_blocks: bad shape");
   detail::require(rope.rotary_dim > 0 && rope.rotary_dim <= D && rope.rotary_dim % 2 == 0,
                   "qsa_pool_blocks: the rotary dimension must fit the index head");
-  if (b1 <= b0) return;
+  if (blocks == 0) return;
   const size_t smem = size_t(D) * sizeof(float);
   detail::allow_smem(ctx, pool_kernel, smem);
-  pool_kernel<<<unsigned(b1 - b0), 128, smem, ctx.stream()>>>(index_keys, b0, R, D, k_norm, rope, eps, block_keys);
+  pool_kernel<<<blocks, 128, smem, ctx.stream()>>>(index_keys, b0, pos_dev, T, R, D, k_norm, rope, eps, block_keys);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
-void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
-                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
-  detail::require(R > 0 && IH > 0 && D > 0 && block_topk > 0 && pos0 >= 0, "qsa_select: bad shape");
+void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+            int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
+  detail::require(R > 0 && IH > 0 && D > 0 && block_topk > 0 && pos0.bound >= 0, "qsa_select: bad shape");
   detail::require(stride >= qsa_list_stride(block_topk, R), "qsa_select: stride below qsa_list_stride");
   if (T <= 0) return;
   detail::require(T < 65536, "qsa_select: at most 65535 queries per call");
-  const int64_t nb_max = (pos0 + T) / R;  // complete blocks seen by the last query
+  const int64_t nb_max = (pos0.bound + T) / R;  // complete blocks seen by the last query (at most)
   ScratchScope scope(ctx.scratch());
   float* scores = nullptr;
   detail::Item* replay = nullptr;
@@ -139,15 +146,43 @@ void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T
     const size_t score_smem = size_t(IH * D + kScoreBlocks * (D + 1) + 4 * kScoreBlocks) * sizeof(float);
     detail::allow_smem(ctx, score_kernel, score_smem);
     const dim3 grid(detail::blocks_for(nb_max, kScoreBlocks), unsigned(T));
-    score_kernel<<<grid, kScoreThreads, score_smem, ctx.stream()>>>(q, block_keys, pos0, IH, D, R, block_topk, nb_max,
-                                                                    scores);
+    score_kernel<<<grid, kScoreThreads, score_smem, ctx.stream()>>>(q, block_keys, pos0.dev, pos0.bound, IH, D, R,
+                                                                    block_topk, nb_max, scores);
     DS4_CUDA_CHECK_LAUNCH();
     select_smem = size_t(2 * block_topk) * sizeof(int) + detail::topk_smem_bytes(nb_max);
     detail::allow_smem(ctx, select_kernel, select_smem);
   }
-  select_kernel<<<unsigned(T), 256, select_smem, ctx.stream()>>>(scores, pos0, R, block_topk, nb_max, replay, sel, count,
-                                                                 stride);
+  select_kernel<<<unsigned(T), 256, select_smem, ctx.stream()>>>(scores, pos0.dev, pos0.bound, R, block_topk, nb_max,
+                                                                 replay, sel, count, stride);
   DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t b1, int64_t R, int64_t D,
+                     const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys) {
+  pool_impl(ctx, index_keys, b0, nullptr, 0, b1 > b0 ? unsigned(b1 - b0) : 0u, R, D, k_norm, rope, eps, block_keys);
+}
+
+void qsa_pool_chunk(Context& ctx, const float* index_keys, SeqPos pos0, int64_t T, int64_t R, int64_t D,
+                    const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys) {
+  detail::require(R > 0 && T >= 0, "qsa_pool_chunk: bad shape");
+  if (!pos0.dev) {
+    qsa_pool_blocks(ctx, index_keys, pos0.bound / R, (pos0.bound + T) / R, R, D, k_norm, rope, eps, block_keys);
+    return;
+  }
+  // At most T / R + 1 blocks complete inside a chunk of T tokens, wherever it starts.
+  pool_impl(ctx, index_keys, 0, pos0.dev, T, unsigned(T / R + 1), R, D, k_norm, rope, eps, block_keys);
+}
+
+void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
+  select_impl(ctx, q, block_keys, T, SeqPos::host(pos0), IH, D, R, block_topk, sel, count, stride);
+}
+
+void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
+  select_impl(ctx, q, block_keys, T, pos0, IH, D, R, block_topk, sel, count, stride);
 }
 
 }  // namespace ds4::cuda

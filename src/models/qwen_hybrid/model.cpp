@@ -6,6 +6,7 @@
 #include "backend/cpu/linear.h"
 #include "core/error.h"
 #include "io/json_file.h"
+#include "models/backends.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 #include "models/qwen_hybrid/hyper_connection.h"
 #include "models/qwen_hybrid/moe.h"
@@ -135,7 +136,8 @@ void QwenHybridModel::draft(SequenceState& state, std::span<const int32_t> next_
   cpu::linear(m.data() + first * H, T - first, H, head().p(), V, logits.data());
 }
 
-std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& j, const LogFn& log) {
+std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& j, const LogFn& log,
+                                        const std::string& backend_name) {
   const std::string cfg_path = dir + "/config.json";
   Config c = parse_config(j, cfg_path);
   // generation_config.json may list more end-of-sequence ids (e.g. <|im_end|> for chat); the config's own
@@ -170,11 +172,23 @@ std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::
       log("mtp weights present but not used" + (w.mtp_note.empty() ? std::string() : ": " + w.mtp_note));
     for (auto& n : other) log("warning: unused tensor '" + n + "'");
   }
+  if (backend_name != "cpu") {
+    if (log) log("backend " + backend_name + ": copying the weights to the device");
+    return backend(backend_name).qwen_load(c, w);
+  }
   return std::make_unique<QwenHybridModel>(std::move(c), std::move(w));
 }
 
-std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& j, uint64_t seed, const LogFn& log) {
+std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& j, uint64_t seed, const LogFn& log,
+                                          const std::string& backend_name) {
   Config c = parse_config(j, "config");
+  if (backend_name != "cpu") {
+    if (log)
+      log("random " + c.model_type + " weights generated on " + backend_name + " (seed " + std::to_string(seed) +
+          "): " + std::to_string(c.num_layers) + " layers, hidden " + std::to_string(c.hidden_size) + ", " +
+          std::to_string(c.num_experts) + " experts");
+    return backend(backend_name).qwen_random(c, seed);
+  }
   Weights w = random_weights(c, seed);
   if (log)
     log("random " + c.model_type + " weights (seed " + std::to_string(seed) + "): " + std::to_string(c.num_layers) +

@@ -29,7 +29,10 @@ class QwenHybridModel : public Model {
   ModelInfo info_;
 };
 
-std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& config, const LogFn& log);
-std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& config, uint64_t seed, const LogFn& log);
+// backend: "cpu" or a registered backend's name (models/backends.h).
+std::unique_ptr<Model> load_qwen_hybrid(const std::string& dir, const nlohmann::json& config, const LogFn& log,
+                                        const std::string& backend = "cpu");
+std::unique_ptr<Model> random_qwen_hybrid(const nlohmann::json& config, uint64_t seed, const LogFn& log,
+                                          const std::string& backend = "cpu");
 
 }  // namespace ds4::qwen

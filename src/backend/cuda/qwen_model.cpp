@@ -1,0 +1,565 @@
+#include "backend/cuda/qwen_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "backend/cpu/rope.h"
+#include "backend/cuda/check.h"
+#include "backend/cuda/ops.h"
+#include "backend/cuda/qwen_weights.h"
+#include "models/qwen_hybrid/gated_deltanet.h"
+
+namespace ds4::cuda {
+namespace {
+
+using qwen::Config;
+using qwen::LayerType;
+
+// Page-locked host memory: asynchronous copies of tokens in and logits out.
+template <class T>
+class Pinned {
+ public:
+  explicit Pinned(size_t n) : n_(n) {
+    if (n) DS4_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+  }
+  ~Pinned() {
+    if (p_) cudaFreeHost(p_);
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  T* get() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// The attention kernels support head dims 64, 128 and 256; other head dims (the tiny test models) are
+// zero-padded to the next of these: zeros add nothing to q·k, and the padded output columns are dropped.
+int64_t padded_head_dim(int64_t hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : hd <= 256 ? 256 : hd; }
+
+void copy_async(Context& ctx, void* dst, const void* src, size_t bytes) {
+  if (bytes) DS4_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+}
+
+// dst becomes a buffer of src's size holding src's first `used` elements.
+template <class T>
+void dup(Context& ctx, DeviceBuffer<T>& dst, const DeviceBuffer<T>& src, size_t used) {
+  if (!src.size()) return;
+  dst = DeviceBuffer<T>(src.size());
+  copy_async(ctx, dst.get(), src.get(), used * sizeof(T));
+}
+
+struct LayerState {
+  DeviceBuffer<float> conv, recurrent;         // GDN: [(K-1)][conv_dim], [VH][dk][dv]
+  DeviceBuffer<bf16> keys, values;             // attention: [capacity][KVH * padded head dim]
+  DeviceBuffer<float> index_keys, block_keys;  // QSA: [capacity][D] raw, [capacity / R + 1][D] pooled
+  DeviceBuffer<float> ple_conv;                // PLE: [(K-1) * N][hc * H]
+  DeviceBuffer<int64_t> ple_context;           // PLE: the last N-1 token ids
+};
+
+class CudaQwenModel;
+
+class CudaQwenState : public SequenceState {
+ public:
+  explicit CudaQwenState(const CudaQwenModel& m) : model(m), pos_dev(1) {}
+  ~CudaQwenState() override { drop_graph(); }
+  int64_t position() const override { return pos; }
+  std::unique_ptr<SequenceState> clone() const override;
+  size_t bytes() const override {
+    size_t n = pos_dev.bytes();
+    for (auto& l : layers)
+      n += l.conv.bytes() + l.recurrent.bytes() + l.keys.bytes() + l.values.bytes() + l.index_keys.bytes() +
+           l.block_keys.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
+    return n;
+  }
+  void drop_graph() {
+    if (graph) cudaGraphExecDestroy(graph);
+    graph = nullptr;
+  }
+
+  const CudaQwenModel& model;
+  int64_t pos = 0, capacity = 0;  // capacity: positions the caches hold
+  DeviceBuffer<int64_t> pos_dev;  // the same position, read by decode graphs
+  std::vector<LayerState> layers;
+  cudaGraphExec_t graph = nullptr;  // the captured decode step; valid while the caches keep their addresses
+};
+
+class CudaQwenModel : public Model {
+ public:
+  CudaQwenModel(Config c, const qwen::Weights* host, uint64_t seed, const CudaModelOptions& o)
+      : cfg_(std::move(c)),
+        opts_(o),
+        ctx_(o.device, scratch_bytes(cfg_, o.prefill_chunk)),
+        w_(host ? upload_qwen_weights(ctx_, cfg_, *host) : random_qwen_weights(ctx_, cfg_, seed)),
+        rope_table_(cfg_.rotary_dim, cfg_.rope_theta, cfg_.mrope_section),
+        rope_(rope_table_),
+        tok_dev_(size_t(o.prefill_chunk)),
+        tok_host_(size_t(o.prefill_chunk)),
+        hidden_(size_t(o.prefill_chunk * cfg_.hidden_size)),
+        logits_dev_(size_t(kHeadRows * cfg_.vocab_size)),
+        logits_host_(size_t(kHeadRows * cfg_.vocab_size)) {
+    if (opts_.prefill_chunk < 1) throw Error(ErrorKind::InvalidArgument, "CUDA model: prefill_chunk must be positive");
+    info_.family = "qwen_hybrid";
+    info_.model_type = cfg_.model_type;
+    info_.vocab_size = cfg_.vocab_size;
+    info_.max_positions = cfg_.max_position_embeddings;
+    info_.eos_ids = cfg_.eos_ids;
+    count_params();
+  }
+
+  const ModelInfo& info() const override { return info_; }
+  const Config& config() const { return cfg_; }
+  Context& ctx() const { return ctx_; }
+  std::mutex& mutex() const { return mu_; }
+
+  std::unique_ptr<SequenceState> new_state() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto s = std::make_unique<CudaQwenState>(*this);
+    DS4_CUDA_CHECK(cudaMemsetAsync(s->pos_dev.get(), 0, sizeof(int64_t), ctx_.stream()));
+    const Config& c = cfg_;
+    const int64_t conv_dim = 2 * c.lin_k_heads * c.lin_k_dim + c.lin_v_heads * c.lin_v_dim, D = c.hc_count * c.hidden_size;
+    s->layers.resize(size_t(c.num_layers));
+    for (int64_t i = 0; i < c.num_layers; i++) {
+      auto& l = s->layers[size_t(i)];
+      if (c.layer_types[size_t(i)] == LayerType::LinearAttention) {
+        l.conv = zeros<float>(size_t((c.conv_kernel - 1) * conv_dim));
+        l.recurrent = zeros<float>(size_t(c.lin_v_heads * c.lin_k_dim * c.lin_v_dim));
+      }
+      if (w_.layers[size_t(i)].ple) {
+        l.ple_conv = zeros<float>(size_t((c.ple_conv_kernel - 1) * c.ngram_size * D));
+        std::vector<int64_t> context(size_t(c.ngram_size - 1), c.eos_for_ple());
+        l.ple_context = DeviceBuffer<int64_t>(context.size());
+        l.ple_context.upload(context);
+      }
+    }
+    ctx_.synchronize();
+    return s;
+  }
+
+  void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
+               bool all_positions) const override {
+    auto& st = dynamic_cast<CudaQwenState&>(state);
+    const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
+    if (T == 0) throw Error(ErrorKind::InvalidArgument, "forward needs at least one token");
+    for (auto t : tokens)
+      if (t < 0 || t >= V)
+        throw Error(ErrorKind::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+                                                    std::to_string(V) + ")");
+    if (st.pos + T > cfg_.max_position_embeddings)
+      throw Error(ErrorKind::InvalidArgument, "sequence of " + std::to_string(st.pos + T) +
+                                                  " tokens exceeds max_position_embeddings " +
+                                                  std::to_string(cfg_.max_position_embeddings));
+    std::lock_guard<std::mutex> lock(mu_);
+    reserve(st, st.pos + T);
+    logits.resize(size_t((all_positions ? T : 1) * V));
+    for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
+      const int64_t n = std::min(opts_.prefill_chunk, T - c0);
+      const bool last = c0 + n == T;
+      float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
+      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), out, all_positions);
+    }
+  }
+
+  // Grows the caches of the attention layers to hold `need` positions (powers of two from 1024), keeping
+  // what they hold. The captured decode graph names the old addresses, so it is dropped.
+  void reserve(CudaQwenState& st, int64_t need) const {
+    if (need <= st.capacity) return;
+    int64_t cap = 1024;
+    while (cap < need) cap *= 2;
+    cap = std::max(need, std::min(cap, cfg_.max_position_embeddings));
+    const Config& c = cfg_;
+    const int64_t kv = c.num_kv_heads * padded_head_dim(c.head_dim), D = c.idx_head_dim;
+    for (int64_t i = 0; i < c.num_layers; i++) {
+      if (c.layer_types[size_t(i)] != LayerType::SparseAttention) continue;
+      auto& l = st.layers[size_t(i)];
+      DeviceBuffer<bf16> keys(size_t(cap * kv)), values(size_t(cap * kv));
+      DeviceBuffer<float> index_keys(size_t(cap * D)), block_keys(size_t((cap / c.idx_ratio + 1) * D));
+      copy_async(ctx_, keys.get(), l.keys.get(), size_t(st.pos * kv) * sizeof(bf16));
+      copy_async(ctx_, values.get(), l.values.get(), size_t(st.pos * kv) * sizeof(bf16));
+      copy_async(ctx_, index_keys.get(), l.index_keys.get(), size_t(st.pos * D) * sizeof(float));
+      copy_async(ctx_, block_keys.get(), l.block_keys.get(), size_t(st.pos / c.idx_ratio * D) * sizeof(float));
+      ctx_.synchronize();
+      l.keys = std::move(keys), l.values = std::move(values);
+      l.index_keys = std::move(index_keys), l.block_keys = std::move(block_keys);
+    }
+    st.capacity = cap;
+    st.drop_graph();
+  }
+
+  std::unique_ptr<SequenceState> clone_state(const CudaQwenState& s) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto n = std::make_unique<CudaQwenState>(*this);
+    n->pos = s.pos;
+    n->capacity = s.capacity;
+    copy_async(ctx_, n->pos_dev.get(), s.pos_dev.get(), sizeof(int64_t));
+    const Config& c = cfg_;
+    const int64_t kv = c.num_kv_heads * padded_head_dim(c.head_dim), D = c.idx_head_dim;
+    n->layers.resize(s.layers.size());
+    for (size_t i = 0; i < s.layers.size(); i++) {
+      const auto& a = s.layers[i];
+      auto& b = n->layers[i];
+      dup(ctx_, b.conv, a.conv, a.conv.size());
+      dup(ctx_, b.recurrent, a.recurrent, a.recurrent.size());
+      dup(ctx_, b.keys, a.keys, size_t(s.pos * kv));
+      dup(ctx_, b.values, a.values, size_t(s.pos * kv));
+      dup(ctx_, b.index_keys, a.index_keys, size_t(s.pos * D));
+      dup(ctx_, b.block_keys, a.block_keys, c.idx_ratio ? size_t(s.pos / c.idx_ratio * D) : 0);
+      dup(ctx_, b.ple_conv, a.ple_conv, a.ple_conv.size());
+      dup(ctx_, b.ple_context, a.ple_context, a.ple_context.size());
+    }
+    ctx_.synchronize();
+    return n;
+  }
+
+ private:
+  static constexpr int64_t kHeadRows = 256;  // logits rows computed per lm_head launch when all positions are asked
+
+  template <class T>
+  DeviceBuffer<T> zeros(size_t n) const {
+    DeviceBuffer<T> b(n);
+    if (n) DS4_CUDA_CHECK(cudaMemsetAsync(b.get(), 0, n * sizeof(T), ctx_.stream()));
+    return b;
+  }
+
+  // Scratch for one chunk: the largest set of temporaries alive at once, per token, plus the ops' own.
+  static size_t scratch_bytes(const Config& c, int64_t chunk) {
+    const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, R = c.hc_lowrank;
+    const int64_t kd = c.lin_k_heads * c.lin_k_dim, vd = c.lin_v_heads * c.lin_v_dim, conv = 2 * kd + vd;
+    const int64_t gdn = 2 * (conv + vd + 2 * c.lin_v_heads) + conv + 2 * c.lin_v_heads * c.lin_k_dim + 3 * vd + 4 * c.lin_v_heads;
+    const int64_t HDp = padded_head_dim(c.head_dim), idx = (c.idx_heads + 1) * c.idx_head_dim;
+    const int64_t stride = c.idx_ratio ? qsa_list_stride(c.idx_budget / c.idx_ratio, c.idx_ratio) : 0;
+    const int64_t attn = 2 * (c.num_heads * 2 * c.head_dim + 2 * c.num_kv_heads * c.head_dim + idx) +
+                         c.idx_heads * c.idx_head_dim + 2 * stride + 8 * c.num_heads * HDp;
+    const int64_t moe = 2 * (c.num_experts + 1 + 2 * c.shared_inter) + 4 * c.top_k + 2 * H +
+                        c.top_k * (3 * c.moe_inter + H) + 4 * c.num_experts;
+    const int64_t ple = 8 * D + 2 * c.ple_embed_dim + 16;
+    const int64_t hc = 2 * D + R + S;
+    const int64_t nb = c.idx_ratio ? std::min<int64_t>(c.max_position_embeddings / c.idx_ratio + 1, 16384) : 0;
+    const int64_t per_token = 2 * D + 2 * H + S + 3 + std::max({gdn, attn, moe, ple}) + hc + 3 * nb;
+    return size_t(double(per_token) * 4.0 * 1.25 * double(chunk)) + (size_t(64) << 20);
+  }
+
+  void count_params() {
+    // Parameter counts from the device matrices; a decoded token reads top_k of the routed experts, one row
+    // of the embedding and one row of the PLE table per n-gram head.
+    auto n = [](const DMat& m) { return m.rows * m.cols; };
+    auto hc = [&](const DHyperConn& h) { return n(h.norm) + n(h.down_inject) + n(h.up); };
+    int64_t total = n(w_.embed) + n(w_.lm_head) + hc(w_.final_mixer);
+    int64_t active = total - n(w_.embed) + cfg_.hidden_size + (cfg_.tie_word_embeddings ? n(w_.embed) : 0);
+    for (auto& l : w_.layers) {
+      int64_t dense = hc(l.attn_hc) + hc(l.mlp_hc) + n(l.moe.proj) + n(l.moe.sh_down);
+      if (l.type == LayerType::LinearAttention)
+        dense += n(l.gdn.proj) + n(l.gdn.conv) + n(l.gdn.norm) + n(l.gdn.out) + 2 * cfg_.lin_v_heads;
+      else
+        dense += n(l.attn.proj) + n(l.attn.o) + n(l.attn.q_norm) + n(l.attn.k_norm) + n(l.attn.idx_q_norm) +
+                 n(l.attn.idx_k_norm);
+      const int64_t experts = n(l.moe.gate) + n(l.moe.up) + n(l.moe.down);
+      int64_t ple_total = 0, ple_active = 0;
+      if (l.ple) {
+        const auto& p = *l.ple;
+        ple_active = n(p.key) + n(p.value) + n(p.norm_key) + n(p.norm_query) + n(p.norm_conv) + n(p.conv);
+        ple_total = ple_active + n(p.table);
+        ple_active += cfg_.ple_embed_dim;
+      }
+      total += dense + experts + ple_total;
+      active += dense + experts / cfg_.num_experts * cfg_.top_k + ple_active;
+    }
+    info_.total_params = total;
+    info_.active_params = active;
+  }
+
+  // One chunk (at most prefill_chunk tokens) from the state's position. out: the host logits of every row
+  // (all_positions) or of the last row, or null when this is not the last chunk.
+  void run_chunk(CudaQwenState& st, std::span<const int32_t> tokens, float* out, bool all_positions) const {
+    const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size, H = cfg_.hidden_size;
+    std::memcpy(tok_host_.get(), tokens.data(), tokens.size_bytes());
+    DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
+                                   ctx_.stream()));
+    const bool rows_all = all_positions && T > 1;
+    if (T == 1 && opts_.graphs) {
+      if (!st.graph) capture_decode(st);
+      DS4_CUDA_CHECK(cudaGraphLaunch(st.graph, ctx_.stream()));
+    } else {
+      step(st, T, SeqPos::host(st.pos), rows_all);
+    }
+    st.pos += T;
+    if (!out) {
+      ctx_.synchronize();
+      return;
+    }
+    if (!rows_all) {
+      DS4_CUDA_CHECK(cudaMemcpyAsync(logits_host_.get(), logits_dev_.get(), size_t(V) * sizeof(float),
+                                     cudaMemcpyDeviceToHost, ctx_.stream()));
+      ctx_.synchronize();
+      std::memcpy(out, logits_host_.get(), size_t(V) * sizeof(float));
+      return;
+    }
+    for (int64_t r0 = 0; r0 < T; r0 += kHeadRows) {
+      const int64_t rows = std::min(kHeadRows, T - r0);
+      linear(ctx_, hidden_.get() + r0 * H, rows, H, w_.head().p(), V, logits_dev_.get());
+      DS4_CUDA_CHECK(cudaMemcpyAsync(logits_host_.get(), logits_dev_.get(), size_t(rows * V) * sizeof(float),
+                                     cudaMemcpyDeviceToHost, ctx_.stream()));
+      ctx_.synchronize();
+      std::memcpy(out + r0 * V, logits_host_.get(), size_t(rows * V) * sizeof(float));
+    }
+  }
+
+  // Records one decode step of this state, reading the position from pos_dev (valid up to the capacity).
+  void capture_decode(CudaQwenState& st) const {
+    cudaGraph_t g = nullptr;
+    DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      step(st, 1, SeqPos{st.pos_dev.get(), st.capacity - 1}, false);
+    } catch (...) {
+      cudaStreamEndCapture(ctx_.stream(), &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    DS4_CUDA_CHECK(cudaStreamEndCapture(ctx_.stream(), &g));
+    const cudaError_t e = cudaGraphInstantiate(&st.graph, g, 0);
+    cudaGraphDestroy(g);
+    DS4_CUDA_CHECK(e);
+  }
+
+  // The forward pass of T tokens at position sp (tokens already in tok_dev_). Leaves the final hidden states
+  // of every row (rows_all) or of the last row in hidden_, and the last row's logits in logits_dev_.
+  void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, S = c.hc_count, D = S * H;
+    ScratchScope scope(ctx_.scratch());
+    float* x = take<float>(T * D);
+    int32_t* pos3 = take<int32_t>(3 * T);
+    float* mixed = take<float>(T * H);
+    float* inject = take<float>(T * S);
+    float* out = take<float>(T * H);
+    fill_positions(ctx_, sp, T, pos3);
+    embed_streams(ctx_, w_.embed.p(), H, tok_dev_.get(), T, S, x);
+    for (int64_t i = 0; i < c.num_layers; i++) {
+      const DLayer& l = w_.layers[size_t(i)];
+      LayerState& ls = st.layers[size_t(i)];
+      if (l.ple) ple_block(*l.ple, ls, x, T);
+      hc_mix(l.attn_hc, x, T, mixed, inject);
+      if (l.type == LayerType::LinearAttention)
+        gdn_block(l.gdn, ls, mixed, T, out);
+      else
+        attn_block(l.attn, ls, mixed, T, sp, pos3, out);
+      hc_inject(ctx_, x, out, inject, T, S, H);
+      hc_mix(l.mlp_hc, x, T, mixed, inject);
+      moe_block(l.moe, mixed, T, out);
+      hc_inject(ctx_, x, out, inject, T, S, H);
+    }
+    const int64_t first = rows_all ? 0 : T - 1;
+    hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
+    if (!rows_all) linear(ctx_, hidden_.get(), 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
+    advance_position(ctx_, st.pos_dev.get(), T);
+  }
+
+  template <class T>
+  T* take(int64_t n) const {
+    return ctx_.scratch().take<T>(size_t(n));
+  }
+
+  // Columns [col0, col0 + width) of src [T][N] as a dense [T][width] array: the row itself when T == 1.
+  float* cols(float* src, int64_t T, int64_t N, int64_t col0, int64_t width) const {
+    if (T == 1 || (col0 == 0 && width == N)) return src + col0;
+    float* dst = take<float>(T * width);
+    copy_rows(ctx_, dst, width, src + col0, N, T, width);
+    return dst;
+  }
+
+  // models/qwen_hybrid/hyper_connection.cpp: hc_mix.
+  void hc_mix(const DHyperConn& w, const float* x, int64_t T, float* mixed, float* inject) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, R = c.hc_lowrank, NI = w.down_inject.rows;
+    ScratchScope scope(ctx_.scratch());
+    float* normed = take<float>(T * D);
+    float* li = take<float>(T * NI);
+    float* mix = take<float>(T * D);
+    rms_norm_offset(ctx_, x, w.norm.p(), normed, T, D, H, float(c.rms_eps));
+    linear(ctx_, normed, T, D, w.down_inject.p(), NI, li);
+    float* low = cols(li, T, NI, 0, R);
+    activate(ctx_, low, low, T * R, Act::Silu, float(S));
+    linear(ctx_, low, T, R, w.up.p(), D, mix);
+    hc_collapse(ctx_, mix, normed, T, S, H, mixed);
+    if (inject && w.has_inject)
+      activate(ctx_, cols(li, T, NI, R, S), inject, T * S, Act::Sigmoid, float(S), 2.0f);
+  }
+
+  // models/qwen_hybrid/gated_deltanet.cpp: gdn_forward.
+  void gdn_block(const DGdn& g, LayerState& ls, const float* x, int64_t T, float* out) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, KH = c.lin_k_heads, VH = c.lin_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
+    const int64_t vd = VH * dv, conv = 2 * KH * dk + vd, N = g.proj.rows;
+    ScratchScope scope(ctx_.scratch());
+    float* pr = take<float>(T * N);
+    linear(ctx_, x, T, H, g.proj.p(), N, pr);
+    float* qkv = cols(pr, T, N, 0, conv);
+    float* z = cols(pr, T, N, conv, vd);
+    float* b = cols(pr, T, N, conv + vd, VH);
+    float* a = cols(pr, T, N, conv + vd + VH, VH);
+    float* co = take<float>(T * conv);
+    causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
+    float* q = take<float>(T * VH * dk);
+    float* k = take<float>(T * VH * dk);
+    float* v = take<float>(T * vd);
+    float* gg = take<float>(T * VH);
+    float* beta = take<float>(T * VH);
+    gdn_prepare(ctx_, co, a, b, g.a_log.get(), g.dt_bias.get(), T, GdnHeads{KH, VH, dk, dv}, q, k, v, gg, beta);
+    float* core = take<float>(T * vd);
+    const DeltaShape shape{T, VH, dk, dv};
+    // As on the CPU: short chunks (decode, speculative verification) take the recurrent form.
+    if (T <= qwen::kRecurrentMaxTokens)
+      gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+    else
+      gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+    float* normed = take<float>(T * vd);
+    rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps),
+                   c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu);
+    linear(ctx_, normed, T, vd, g.out.p(), H, out);
+  }
+
+  // models/qwen_hybrid/sparse_attention.cpp: qsa_select, then gated_attention over the selection.
+  void attn_block(const DAttn& w, LayerState& ls, const float* x, int64_t T, SeqPos sp, const int32_t* pos3,
+                  float* out) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
+    const int64_t IH = c.idx_heads, D = c.idx_head_dim, R = c.idx_ratio, topk = c.idx_budget / c.idx_ratio;
+    const int64_t stride = qsa_list_stride(topk, R), N = w.proj.rows, QG = NH * 2 * HD, off_idx = QG + 2 * KVH * HD;
+    const float eps = float(c.rms_eps);
+    const Positions positions{pos3, 0};
+    ScratchScope scope(ctx_.scratch());
+    float* pr = take<float>(T * N);
+    linear(ctx_, x, T, H, w.proj.p(), N, pr);
+
+    // The indexer: queries normed and rotated; raw keys appended to the cache, complete blocks pooled.
+    float* qi = take<float>(T * IH * D);
+    copy_rows(ctx_, qi, IH * D, pr + off_idx, N, T, IH * D);
+    rms_norm_offset(ctx_, qi, w.idx_q_norm.p(), qi, T * IH, D, D, eps);
+    apply_rope(ctx_, qi, T, IH, IH * D, D, rope_.params(), positions);
+    copy_rows_at(ctx_, ls.index_keys.get(), D, sp, pr + off_idx + IH * D, N, T, D);
+    qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
+    int32_t* sel = take<int32_t>(T * stride);
+    int32_t* count = take<int32_t>(T);
+    qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
+
+    // q_proj interleaves per head [query (HD), gate (HD)].
+    float* qg = cols(pr, T, N, 0, QG);
+    float* q = take<float>(T * NH * HD);
+    float* gate = take<float>(T * NH * HD);
+    copy_rows(ctx_, q, HD, qg, 2 * HD, T * NH, HD);
+    copy_rows(ctx_, gate, HD, qg + HD, 2 * HD, T * NH, HD);
+    float* k = take<float>(T * KVH * HD);
+    float* v = take<float>(T * KVH * HD);
+    copy_rows(ctx_, k, KVH * HD, pr + QG, N, T, KVH * HD);
+    copy_rows(ctx_, v, KVH * HD, pr + QG + KVH * HD, N, T, KVH * HD);
+    rms_norm_offset(ctx_, q, w.q_norm.p(), q, T * NH, HD, HD, eps);
+    rms_norm_offset(ctx_, k, w.k_norm.p(), k, T * KVH, HD, HD, eps);
+    apply_rope(ctx_, q, T, NH, NH * HD, HD, rope_.params(), positions);
+    apply_rope(ctx_, k, T, KVH, KVH * HD, HD, rope_.params(), positions);
+    const float scale = 1.0f / std::sqrt(float(HD));
+    const KeySelection selection = KeySelection::lists(sel, count, stride);
+    float* att = take<float>(T * NH * HD);
+    if (HDp == HD) {
+      store_rows_bf16(ctx_, k, T, KVH * HD, ls.keys.get(), sp);
+      store_rows_bf16(ctx_, v, T, KVH * HD, ls.values.get(), sp);
+      attention(ctx_, q, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
+    } else {
+      float* qp = pad(q, T * NH, HD, HDp);
+      store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, ls.keys.get(), sp);
+      store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, ls.values.get(), sp);
+      float* attp = take<float>(T * NH * HDp);
+      attention(ctx_, qp, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
+      copy_rows(ctx_, att, HD, attp, HDp, T * NH, HD);
+      mul_sigmoid(ctx_, att, gate, T * NH * HD);
+    }
+    linear(ctx_, att, T, NH * HD, w.o.p(), H, out);
+  }
+
+  float* pad(const float* src, int64_t rows, int64_t hd, int64_t hdp) const {
+    float* dst = take<float>(rows * hdp);
+    DS4_CUDA_CHECK(cudaMemsetAsync(dst, 0, size_t(rows * hdp) * sizeof(float), ctx_.stream()));
+    copy_rows(ctx_, dst, hdp, src, hd, rows, hd);
+    return dst;
+  }
+
+  // models/qwen_hybrid/moe.cpp: routed experts plus the gated shared expert.
+  void moe_block(const DMoe& m, const float* x, int64_t T, float* out) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, E = c.num_experts, K = c.top_k, SI = c.shared_inter, N = m.proj.rows;
+    ScratchScope scope(ctx_.scratch());
+    float* pr = take<float>(T * N);
+    linear(ctx_, x, T, H, m.proj.p(), N, pr);
+    float* router = cols(pr, T, N, 0, E);
+    float* shared_logit = cols(pr, T, N, E, 1);
+    float* sg = cols(pr, T, N, E + 1, SI);
+    float* su = cols(pr, T, N, E + 1 + SI, SI);
+    int32_t* idx = take<int32_t>(T * K);
+    float* weight = take<float>(T * K);
+    moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
+    float* routed = take<float>(T * H);
+    moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K, routed);
+    swiglu(ctx_, sg, su, sg, T * SI);
+    float* shared = take<float>(T * H);
+    linear(ctx_, sg, T, SI, m.sh_down.p(), H, shared);
+    add_gated_rows(ctx_, routed, shared, shared_logit, out, T, H);
+  }
+
+  // models/qwen_hybrid/ple.cpp: ple_forward, added to the residual streams.
+  void ple_block(const DPle& p, LayerState& ls, float* x, int64_t T) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, E = c.ple_embed_dim;
+    const float eps = float(c.rms_eps);
+    ScratchScope scope(ctx_.scratch());
+    int64_t* rows = take<int64_t>(T * p.heads);
+    float* emb = take<float>(T * E);
+    float* key = take<float>(T * D);
+    float* value = take<float>(T * H);
+    float* query = take<float>(T * D);
+    float* gated = take<float>(T * D);
+    float* normed = take<float>(T * D);
+    float* conv = take<float>(T * D);
+    ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
+    gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
+    linear(ctx_, emb, T, E, p.key.p(), D, key);
+    rms_norm_offset(ctx_, key, p.norm_key.p(), key, T, D, H, eps);
+    linear(ctx_, emb, T, E, p.value.p(), H, value);
+    rms_norm_offset(ctx_, x, p.norm_query.p(), query, T, D, H, eps);
+    ple_gate(ctx_, key, query, value, T, S, H, gated);
+    rms_norm_offset(ctx_, gated, p.norm_conv.p(), normed, T, D, H, eps);
+    causal_conv1d(ctx_, normed, T, D, p.conv.p(), c.ple_conv_kernel, c.ngram_size, ls.ple_conv.get(), conv, Act::Silu);
+    add(ctx_, gated, conv, conv, T * D);
+    add(ctx_, x, conv, x, T * D);
+  }
+
+  Config cfg_;
+  CudaModelOptions opts_;
+  mutable Context ctx_;
+  QwenDeviceWeights w_;
+  cpu::RopeTable rope_table_;
+  DeviceRope rope_;
+  ModelInfo info_;
+  DeviceBuffer<int32_t> tok_dev_;
+  Pinned<int32_t> tok_host_;
+  DeviceBuffer<float> hidden_;      // final hidden states [chunk][H]
+  DeviceBuffer<float> logits_dev_;  // [kHeadRows][V]
+  Pinned<float> logits_host_;
+  mutable std::mutex mu_;  // one forward at a time: the scratch arena, token and logits buffers are shared
+};
+
+std::unique_ptr<SequenceState> CudaQwenState::clone() const { return model.clone_state(*this); }
+
+}  // namespace
+
+std::unique_ptr<Model> make_cuda_qwen_model(const qwen::Config& c, const qwen::Weights& w, const CudaModelOptions& o) {
+  return std::make_unique<CudaQwenModel>(c, &w, 0, o);
+}
+
+std::unique_ptr<Model> random_cuda_qwen_model(const qwen::Config& c, uint64_t seed, const CudaModelOptions& o) {
+  return std::make_unique<CudaQwenModel>(c, nullptr, seed, o);
+}
+
+}  // namespace ds4::cuda

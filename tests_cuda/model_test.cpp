@@ -1,0 +1,186 @@
+// The whole qwen4_exp model on the GPU against the CPU reference backend, on the engine's fixtures (whose CPU
+// logits match transformers to 1e-5) and on the shipped default model.
+//
+// Both backends get the same weights: the checkpoint's, rounded to bfloat16 (what the GPU stores), so what
+// differs is the GPU's arithmetic alone: bfloat16 KV cache, prefill GEMMs on bfloat16-rounded activations,
+// summation order. Bounds, relative to the largest |logit|: 2e-2 for every row (a wrong block, position or
+// cache row is off by O(1)); greedy tokens identical while the CPU's top-2 margin exceeds 0.1 of that scale.
+// Decode graphs, eager decode and cloned states must agree bit for bit: they run the same kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "backend/cuda/bf16.h"
+#include "backend/cuda/qwen_model.h"
+#include "core/error.h"
+#include "io/json_file.h"
+#include "io/safetensors.h"
+#include "models/qwen_hybrid/model.h"
+
+namespace ds4::cuda::test {
+namespace {
+
+struct Loaded {
+  qwen::Config config;
+  qwen::Weights weights;
+};
+
+// The checkpoint's config (text_config for the VL layout) and weights, every weight rounded to bfloat16.
+Loaded load_rounded(const std::string& dir) {
+  const auto j = read_json_file(dir + "/config.json");
+  Loaded l{qwen::parse_config(j, dir + "/config.json"), {}};
+  l.weights = qwen::load_weights(l.config, TensorStore::open_dir(dir));
+  auto round = [](qwen::Mat& m) {
+    for (auto& v : m.v) v = bf16_round(v);
+  };
+  round(l.weights.embed);
+  round(l.weights.lm_head);
+  auto hc = [&](qwen::HyperConnWeights& h) { round(h.norm), round(h.down), round(h.up), round(h.inject); };
+  auto moe = [&](qwen::MoeWeights& m) {
+    round(m.router), round(m.sh_gate), round(m.sh_up), round(m.sh_down), round(m.sh_gate_w);
+    for (auto* v : {&m.gate, &m.up, &m.down})
+      for (auto& e : *v) round(e);
+  };
+  for (auto& layer : l.weights.layers) {
+    hc(layer.attn_hc), hc(layer.mlp_hc), moe(layer.moe);
+    for (auto* m : {&layer.gdn.in_qkv, &layer.gdn.in_z, &layer.gdn.in_b, &layer.gdn.in_a, &layer.gdn.conv,
+                    &layer.gdn.norm, &layer.gdn.out, &layer.attn.q, &layer.attn.k, &layer.attn.v, &layer.attn.o,
+                    &layer.attn.q_norm, &layer.attn.k_norm, &layer.attn.idx_qk, &layer.attn.idx_q_norm,
+                    &layer.attn.idx_k_norm})
+      round(*m);
+    if (layer.ple)
+      for (auto* m : {&layer.ple->table, &layer.ple->key, &layer.ple->value, &layer.ple->norm_key,
+                      &layer.ple->norm_query, &layer.ple->norm_conv, &layer.ple->conv})
+        round(*m);
+  }
+  hc(l.weights.final_mixer);
+  l.weights.mtp.reset();  // the CUDA model has no draft head yet; compare the main model only
+  return l;
+}
+
+std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& x : t) x = int32_t(rng() % uint32_t(vocab));
+  return t;
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+// Worst |gpu - cpu| / max|cpu| over all elements; every GPU element finite.
+double rel_error(const std::vector<float>& gpu, const std::vector<float>& cpu) {
+  EXPECT_EQ(gpu.size(), cpu.size());
+  double worst = 0;
+  for (size_t i = 0; i < gpu.size() && i < cpu.size(); i++) {
+    if (!std::isfinite(gpu[i])) return INFINITY;
+    worst = std::max(worst, double(std::fabs(gpu[i] - cpu[i])));
+  }
+  return worst / std::max(max_abs(cpu), 1e-30);
+}
+
+int32_t argmax(const float* p, int64_t n) { return int32_t(std::max_element(p, p + n) - p); }
+
+struct ModelCase {
+  std::string dir;
+  int64_t prompt;
+};
+std::ostream& operator<<(std::ostream& o, const ModelCase& c) { return o << c.dir << " prompt " << c.prompt; }
+
+class CudaModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(CudaModel, LogitsMatchTheCpuBackend) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  const int64_t V = l.config.vocab_size;
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  qwen::QwenHybridModel cpu(l.config, l.weights);
+  const auto tokens = random_tokens(p.prompt, V, 7);
+  // Chunks: a prefill, single tokens (decode graphs), a short verification-sized chunk, a longer chunk.
+  auto gs = gpu->new_state(), cs = cpu.new_state();
+  std::vector<float> g, c;
+  int64_t at = 0;
+  for (int64_t n : {p.prompt / 2, int64_t(1), int64_t(1), int64_t(3), p.prompt / 2 - 5}) {
+    const std::span<const int32_t> chunk(tokens.data() + at, size_t(n));
+    gpu->forward(*gs, chunk, g, true);
+    cpu.forward(*cs, chunk, c, true);
+    const double err = rel_error(g, c);
+    EXPECT_LE(err, 2e-2) << p << ": chunk of " << n << " at " << at;
+    at += n;
+  }
+  EXPECT_EQ(gs->position(), cs->position());
+
+  // Greedy continuation: identical tokens while the CPU's margin is clear.
+  for (int step = 0; step < 16; step++) {
+    const int32_t gt = argmax(g.data() + g.size() - V, V), ct = argmax(c.data() + c.size() - V, V);
+    std::vector<float> row(c.end() - V, c.end());
+    std::nth_element(row.begin(), row.begin() + 1, row.end(), std::greater<float>());
+    const double margin = row[0] - row[1];
+    if (margin > 0.1 * max_abs(row)) {
+      ASSERT_EQ(gt, ct) << p << ": greedy step " << step << " (margin " << margin << ")";
+    }
+    gpu->forward(*gs, std::vector<int32_t>{ct}, g, false);
+    cpu.forward(*cs, std::vector<int32_t>{ct}, c, false);
+    EXPECT_LE(rel_error(g, c), 2e-2) << p << ": decode step " << step;
+  }
+}
+
+TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  const int64_t V = l.config.vocab_size;
+  CudaModelOptions eager;
+  eager.graphs = false;
+  auto with_graphs = make_cuda_qwen_model(l.config, l.weights);
+  auto without = make_cuda_qwen_model(l.config, l.weights, eager);
+  const auto tokens = random_tokens(p.prompt + 12, V, 11);
+  const std::span<const int32_t> prompt(tokens.data(), size_t(p.prompt));
+  auto a = with_graphs->new_state(), b = without->new_state();
+  std::vector<float> la, lb, lc;
+  with_graphs->forward(*a, prompt, la, false);
+  without->forward(*b, prompt, lb, false);
+  ASSERT_EQ(la, lb);
+  std::unique_ptr<SequenceState> c;
+  for (int64_t i = 0; i < 12; i++) {
+    const std::vector<int32_t> t{tokens[size_t(p.prompt + i)]};
+    if (i == 5) c = a->clone();  // a clone continues exactly as its origin
+    with_graphs->forward(*a, t, la, false);
+    without->forward(*b, t, lb, false);
+    ASSERT_EQ(la, lb) << p << ": decode step " << i;
+    if (c) {
+      with_graphs->forward(*c, t, lc, false);
+      ASSERT_EQ(lc, la) << p << ": clone at decode step " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModel,
+                         ::testing::Values(ModelCase{"tests/fixtures/qwen4/text_f32", 100},
+                                           ModelCase{"tests/fixtures/qwen4/vl_bf16", 90},
+                                           ModelCase{"tests/fixtures/qwen4/text_f16_sharded", 80},
+                                           ModelCase{"models/tiny-flash-next", 300}));
+
+TEST(CudaModelErrors, BadTokensAndOverlongSequencesAreTypedErrors) {
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/tests/fixtures/qwen4/text_f32");
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  auto s = gpu->new_state();
+  std::vector<float> out;
+  try {
+    gpu->forward(*s, std::vector<int32_t>{int32_t(l.config.vocab_size)}, out, false);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+  const std::vector<int32_t> too_long(size_t(l.config.max_position_embeddings + 1), 1);
+  EXPECT_THROW(gpu->forward(*s, too_long, out, false), Error);
+  gpu->forward(*s, std::vector<int32_t>{1, 2, 3}, out, false);  // the state still works
+  EXPECT_EQ(s->position(), 3);
+}
+
+}  // namespace
+}  // namespace ds4::cuda::test
