@@ -4,9 +4,12 @@
 # with .gpu/debs (tools/gpu/fetch-debs.sh) carried. Unpacks the carried Debian packages into a private prefix,
 # builds the CUDA backend's tests and benchmark for sm_90a, runs the tests, the benchmark and a
 # compute-sanitizer memcheck pass, and writes everything under $OUT (default: ./gpu-out):
-#   run.log (everything), ds4_cuda_tests.xml (gtest), bench.md (op timings), memcheck.log.
-# Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_BENCH=0 / DS4_GPU_MEMCHECK=0 skip those
-# steps, DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck gets what is left).
+#   run.log (everything), ds4_cuda_tests.xml (gtest: the ops), ds4_cuda_model_tests.xml (gtest: the whole model
+#   against the CPU backend), bench.md (op timings), bench-8layer.md and bench-48layer.md (`ds4 bench --backend cuda`
+#   on the Flash-Next shape with transformers' figure from the same run), memcheck.log.
+# Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_BENCH=0 / DS4_GPU_MODEL_BENCH=0 /
+# DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
+# gets what is left).
 # Exit status: that of the test binary (0 when every GPU test passed).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -76,21 +79,41 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON 
   -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
   || { echo "configure FAILED"; return 2; }
 
-step "build (ds4_cuda_tests, bench_cuda_ops) on $(nproc) cores"
-cmake --build "$build" -j"$(nproc)" --target ds4_cuda_tests bench_cuda_ops || { echo "build FAILED"; return 2; }
+step "build (ds4, ds4_cuda_tests, bench_cuda_ops) on $(nproc) cores"
+cmake --build "$build" -j"$(nproc)" --target ds4 ds4_cuda_tests bench_cuda_ops || { echo "build FAILED"; return 2; }
 
 # Only the programs built here see the carried libraries (their RPATH already names the folder; this covers
 # libraries those load in turn). Tools such as compute-sanitizer keep the machine's own.
 with_libs=(env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 export OMP_NUM_THREADS="$(nproc)"  # the CPU reference the tests compare against
-step "GPU tests"
-timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_output="xml:$out/ds4_cuda_tests.xml"
+step "GPU tests: ops"
+timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_filter='-CudaModel*' --gtest_output="xml:$out/ds4_cuda_tests.xml"
 tests_rc=$?
-echo "ds4_cuda_tests exit status: $tests_rc"
+echo "ds4_cuda_tests (ops) exit status: $tests_rc"
+step "GPU tests: the whole model against the CPU backend"
+timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_filter='CudaModel*' --gtest_output="xml:$out/ds4_cuda_model_tests.xml"
+model_rc=$?
+echo "ds4_cuda_tests (model) exit status: $model_rc"
+[ $tests_rc -eq 0 ] && tests_rc=$model_rc
 
 if [ "${DS4_GPU_BENCH:-1}" != 0 ]; then
   step "benchmark"
   timeout 150 "${with_libs[@]}" "$build/bench_cuda_ops" | tee "$out/bench.md"
+fi
+
+if [ "${DS4_GPU_MODEL_BENCH:-1}" != 0 ]; then
+  # The Flash-Next shape with random weights generated on the device; the PLE table shrunk for timing (the full
+  # one is about 100 GB). 8 layers keep all 512 experts; the 48-layer run keeps 64 experts per layer so that ds4
+  # and transformers both fit the GPU (a batch-1 decode step reads the same top-10 expert bytes either way).
+  shape=bench/configs/flash-next-shape.json
+  step "model benchmark: 8 layers"
+  timeout 240 "${with_libs[@]}" "$build/ds4" bench --backend cuda --config "$shape" --random-weights --layers 8 \
+    --ple-vocab-base 100000 --prefill 512,4096,32768 --decode 64 --reference --reference-prefill 512,4096 \
+    | tee "$out/bench-8layer.md"
+  step "model benchmark: 48 layers, 64 experts"
+  timeout 300 "${with_libs[@]}" "$build/ds4" bench --backend cuda --config "$shape" --random-weights --experts 64 \
+    --ple-vocab-base 100000 --prefill 512,4096,32768 --decode 32 --reference --reference-prefill 512 \
+    | tee "$out/bench-48layer.md"
 fi
 
 if [ "${DS4_GPU_MEMCHECK:-1}" != 0 ]; then
