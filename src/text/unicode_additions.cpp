@@ -122,12 +122,15 @@ std::string_view word_extras() {
          "\\x{1F150}-\\x{1F169}\\x{1F170}-\\x{1F189}";
 }
 
-// lowercase.json: provisional from UnicodeData 16.0; replace with tokenizer_reference.py output
+// lowercase.json: tokenizers 0.23.2 normalizers.Lowercase().normalize_str(chr(c)), written by tools/oracle/tokenizer_reference.py
 std::span<const LowercaseAddition> lowercase_additions() {
   static constexpr LowercaseAddition kAdditions[] = {
       {0x1C89, U"\U00001C8A"},
       {0xA7CB, U"\U00000264"},
       {0xA7CC, U"\U0000A7CD"},
+      {0xA7CE, U"\U0000A7CF"},
+      {0xA7D2, U"\U0000A7D3"},
+      {0xA7D4, U"\U0000A7D5"},
       {0xA7DA, U"\U0000A7DB"},
       {0xA7DC, U"\U0000019B"},
       {0x10D50, U"\U00010D70"},
@@ -152,6 +155,31 @@ std::span<const LowercaseAddition> lowercase_additions() {
       {0x10D63, U"\U00010D83"},
       {0x10D64, U"\U00010D84"},
       {0x10D65, U"\U00010D85"},
+      {0x16EA0, U"\U00016EBB"},
+      {0x16EA1, U"\U00016EBC"},
+      {0x16EA2, U"\U00016EBD"},
+      {0x16EA3, U"\U00016EBE"},
+      {0x16EA4, U"\U00016EBF"},
+      {0x16EA5, U"\U00016EC0"},
+      {0x16EA6, U"\U00016EC1"},
+      {0x16EA7, U"\U00016EC2"},
+      {0x16EA8, U"\U00016EC3"},
+      {0x16EA9, U"\U00016EC4"},
+      {0x16EAA, U"\U00016EC5"},
+      {0x16EAB, U"\U00016EC6"},
+      {0x16EAC, U"\U00016EC7"},
+      {0x16EAD, U"\U00016EC8"},
+      {0x16EAE, U"\U00016EC9"},
+      {0x16EAF, U"\U00016ECA"},
+      {0x16EB0, U"\U00016ECB"},
+      {0x16EB1, U"\U00016ECC"},
+      {0x16EB2, U"\U00016ECD"},
+      {0x16EB3, U"\U00016ECE"},
+      {0x16EB4, U"\U00016ECF"},
+      {0x16EB5, U"\U00016ED0"},
+      {0x16EB6, U"\U00016ED1"},
+      {0x16EB7, U"\U00016ED2"},
+      {0x16EB8, U"\U00016ED3"},
   };
   return kAdditions;
 }
