@@ -1,11 +1,13 @@
 #include "backend/cuda/qwen_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <mutex>
 
 #include "backend/cpu/rope.h"
+#include "backend/cuda/block_profiler.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
 #include "backend/cuda/qwen_weights.h"
@@ -101,7 +103,8 @@ class CudaQwenModel : public Model {
         tok_host_(size_t(o.prefill_chunk)),
         hidden_(size_t(o.prefill_chunk * cfg_.hidden_size)),
         logits_dev_(size_t(kHeadRows * cfg_.vocab_size)),
-        logits_host_(size_t(kHeadRows * cfg_.vocab_size)) {
+        logits_host_(size_t(kHeadRows * cfg_.vocab_size)),
+        profiler_(std::getenv("DS4_CUDA_PROFILE") && std::string(std::getenv("DS4_CUDA_PROFILE")) == "1") {
     if (opts_.prefill_chunk < 1) throw Error(ErrorKind::InvalidArgument, "CUDA model: prefill_chunk must be positive");
     info_.family = "qwen_hybrid";
     info_.model_type = cfg_.model_type;
@@ -280,13 +283,17 @@ class CudaQwenModel : public Model {
     DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
                                    ctx_.stream()));
     const bool rows_all = all_positions && T > 1;
-    if (T == 1 && opts_.graphs) {
+    if (T == 1 && opts_.graphs && !profiler_.on()) {
       if (!st.graph) capture_decode(st);
       DS4_CUDA_CHECK(cudaGraphLaunch(st.graph, ctx_.stream()));
     } else {
       step(st, T, SeqPos::host(st.pos), rows_all);
     }
     st.pos += T;
+    if (profiler_.on()) {
+      ctx_.synchronize();
+      profiler_.collect();
+    }
     if (!out) {
       ctx_.synchronize();
       return;
@@ -329,6 +336,10 @@ class CudaQwenModel : public Model {
   // of every row (rows_all) or of the last row in hidden_, and the last row's logits in logits_dev_.
   void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all) const {
     const Config& c = cfg_;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    DS4_CUDA_CHECK(cudaStreamIsCapturing(ctx_.stream(), &capture));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    auto span = [&](const char* name) { return profiler_.span(ctx_.stream(), name, capturing); };
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H;
     ScratchScope scope(ctx_.scratch());
     float* x = take<float>(T * D);
@@ -341,18 +352,40 @@ class CudaQwenModel : public Model {
     for (int64_t i = 0; i < c.num_layers; i++) {
       const DLayer& l = w_.layers[size_t(i)];
       LayerState& ls = st.layers[size_t(i)];
-      if (l.ple) ple_block(*l.ple, ls, x, T);
-      hc_mix(l.attn_hc, x, T, mixed, inject);
-      if (l.type == LayerType::LinearAttention)
+      if (l.ple) {
+        auto s = span("ple");
+        ple_block(*l.ple, ls, x, T);
+      }
+      {
+        auto s = span("hyper-connection mix");
+        hc_mix(l.attn_hc, x, T, mixed, inject);
+      }
+      if (l.type == LayerType::LinearAttention) {
+        auto s = span("gated deltanet");
         gdn_block(l.gdn, ls, mixed, T, out);
-      else
+      } else {
+        auto s = span("sparse attention");
         attn_block(l.attn, ls, mixed, T, sp, pos3, out);
-      hc_inject(ctx_, x, out, inject, T, S, H);
-      hc_mix(l.mlp_hc, x, T, mixed, inject);
-      moe_block(l.moe, mixed, T, out);
-      hc_inject(ctx_, x, out, inject, T, S, H);
+      }
+      {
+        auto s = span("hyper-connection inject");
+        hc_inject(ctx_, x, out, inject, T, S, H);
+      }
+      {
+        auto s = span("hyper-connection mix");
+        hc_mix(l.mlp_hc, x, T, mixed, inject);
+      }
+      {
+        auto s = span("moe");
+        moe_block(l.moe, mixed, T, out);
+      }
+      {
+        auto s = span("hyper-connection inject");
+        hc_inject(ctx_, x, out, inject, T, S, H);
+      }
     }
     const int64_t first = rows_all ? 0 : T - 1;
+    auto head_span = span("final mix and lm_head");
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
     if (!rows_all) linear(ctx_, hidden_.get(), 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
     advance_position(ctx_, st.pos_dev.get(), T);
@@ -547,6 +580,7 @@ class CudaQwenModel : public Model {
   DeviceBuffer<float> hidden_;      // final hidden states [chunk][H]
   DeviceBuffer<float> logits_dev_;  // [kHeadRows][V]
   Pinned<float> logits_host_;
+  mutable BlockProfiler profiler_;
   mutable std::mutex mu_;  // one forward at a time: the scratch arena, token and logits buffers are shared
 };
 
