@@ -142,9 +142,10 @@ __device__ __forceinline__ int frag_col(int i, int lane) { return 2 * (lane & 3)
 
 // Host side: how many warps share one tile's K steps. Blocks of 32 S threads; blocks[S] is the measured
 // occupancy (blocks per multiprocessor) of the kernel with that block size. A crude latency model: each
-// batch of U steps costs one memory round trip, and a grid larger than what is resident at once costs one
-// round of batches per wave. Ties go to the split that keeps more warps resident (more bytes in flight),
-// then to the smaller split (less reduction).
+// batch of U steps costs one memory round trip, a grid larger than what is resident at once costs one round
+// of batches per wave, and each wave one more (block start, reduction). Ties go to fewer waves (no
+// half-empty last wave), then to the split that keeps more warps resident (more bytes in flight), then to
+// the smaller split (less reduction).
 struct SplitOccupancy {
   int blocks[kMmaMaxSplit + 1] = {};
 };
@@ -159,14 +160,16 @@ SplitOccupancy measure_split_occupancy(Kernel kernel, size_t smem_per_warp) {
 
 inline int pick_split(const SplitOccupancy& o, int sms, int64_t tiles, int64_t ksteps, int U) {
   int best = 1;
-  int64_t best_cost = std::numeric_limits<int64_t>::max(), best_warps = -1;
+  int64_t best_cost = std::numeric_limits<int64_t>::max(), best_waves = 0, best_warps = -1;
   for (int s = 1; s <= kMmaMaxSplit; s++) {
     if (s > 1 && s > ksteps) break;
     const int64_t conc = int64_t(o.blocks[s]) * sms;
     if (conc <= 0) continue;
     const int64_t waves = (tiles + conc - 1) / conc, per = (ksteps + s - 1) / s, batches = (per + U - 1) / U;
-    const int64_t cost = waves * batches, warps = imin(tiles, conc) * s;
-    if (cost < best_cost || (cost == best_cost && warps > best_warps)) best = s, best_cost = cost, best_warps = warps;
+    const int64_t cost = waves * (batches + 1), warps = imin(tiles, conc) * s;
+    const bool better = cost < best_cost || (cost == best_cost && (waves < best_waves ||
+                                                                   (waves == best_waves && warps > best_warps)));
+    if (better) best = s, best_cost = cost, best_waves = waves, best_warps = warps;
   }
   return best;
 }
