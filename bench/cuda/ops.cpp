@@ -66,14 +66,20 @@ void bench_linear(Context& ctx, int64_t T, int64_t K, int64_t N, const char* wha
   else row_flops(what, ms, 2.0 * double(T) * double(N) * double(K));
 }
 
-void bench_moe(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t I, const char* what) {
+// shared: every token of a call selects the same k experts (a verify batch whose tokens agree), so only k
+// experts are read; otherwise the T * k selections are all distinct.
+void bench_moe(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t I, const char* what,
+               bool shared = false) {
   auto gate = filled<bf16>(size_t(E * I * H), kWeightByte), up = filled<bf16>(size_t(E * I * H), kWeightByte),
        down = filled<bf16>(size_t(E * H * I), kWeightByte);
   // Decode calls cycle over disjoint expert sets so that no call finds the previous call's experts in L2.
   const int64_t sets = T * K <= 64 ? 8 : 1;
   std::vector<int32_t> idx(size_t(sets * T * K));
   std::vector<float> w(idx.size(), 1.0f / float(K));
-  for (int64_t i = 0; i < sets * T * K; i++) idx[size_t(i)] = int32_t((i * 131) % E);  // distinct within a token
+  for (int64_t i = 0; i < sets * T * K; i++) {
+    const int64_t set = i / (T * K), j = i % K, pick = shared ? set * K + j : i;
+    idx[size_t(i)] = int32_t((pick * 131) % E);  // distinct within a token
+  }
   DeviceBuffer<int32_t> didx(idx);
   DeviceBuffer<float> dw(w);
   auto x = filled<float>(size_t(T * H), 0x3C);
@@ -83,7 +89,7 @@ void bench_moe(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t
     const int64_t o = (i % sets) * T * K;
     moe_experts(ctx, ew, x.get(), T, didx.get() + o, dw.get() + o, K, out.get());
   });
-  const double bytes = double(std::min<int64_t>(T * K, E)) * 3.0 * double(I * H) * 2.0;
+  const double bytes = double(std::min<int64_t>(shared ? K : T * K, E)) * 3.0 * double(I * H) * 2.0;
   if (T <= 8) row_bw(what, ms, bytes);
   else row_flops(what, ms, 2.0 * 3.0 * double(T * K) * double(I * H));
 }
@@ -138,10 +144,18 @@ int main() {
     bench_linear(ctx, 1, 2560, 2560, "linear T=1 2560->2560");
     bench_linear(ctx, 1, 6144, 2560, "linear T=1 6144->2560 (GDN out)");
     bench_linear(ctx, 1, 2560, 248320, "linear T=1 2560->248320 (lm_head)");
+    bench_linear(ctx, 1, 2560, 19584, "linear T=1 2560->19584 (fused)");
+    bench_linear(ctx, 1, 2560, 16480, "linear T=1 2560->16480 (fused)");
+    bench_linear(ctx, 1, 2560, 512, "linear T=1 2560->512 (router)");
+    bench_linear(ctx, 2, 2560, 10240, "linear T=2 2560->10240");
     bench_linear(ctx, 4, 2560, 10240, "linear T=4 2560->10240");
     bench_linear(ctx, 8, 2560, 10240, "linear T=8 2560->10240");
+    bench_linear(ctx, 8, 6144, 2560, "linear T=8 6144->2560");
     bench_moe(ctx, 1, 512, 10, 2560, 640, "moe_experts T=1 (10 of 512 experts)");
+    bench_moe(ctx, 2, 512, 10, 2560, 640, "moe_experts T=2");
     bench_moe(ctx, 4, 512, 10, 2560, 640, "moe_experts T=4");
+    bench_moe(ctx, 8, 512, 10, 2560, 640, "moe_experts T=8");
+    bench_moe(ctx, 4, 512, 10, 2560, 640, "moe_experts T=4, tokens share experts", true);
     bench_attention(ctx, 1, 2112, true, "attention T=1, 2112 selected keys, bf16 KV");
     bench_attention(ctx, 1, 32768, false, "attention T=1, 32768 causal keys, bf16 KV");
     bench_delta(ctx, 1, false, "gated_delta_recurrent T=1 (48 heads 128x128)");

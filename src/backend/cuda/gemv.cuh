@@ -1,16 +1,182 @@
-// The bandwidth-bound core shared by the batch-1 projections (linear.cu) and the decode-time experts (moe.cu):
-// a warp streams R bf16 weight rows with 128-bit loads (8 weights per lane per load, R loads in flight before the
-// first use) against activation vectors staged once per block in shared memory as float32, and reduces each
-// dot product with warp shuffles. Weights are read exactly once; activations are read from shared memory.
+// The bandwidth-bound core shared by the small-batch projections (linear.cu) and the decode-time experts
+// (moe.cu). Two paths:
 //
-// Activations are staged in two planes per vector so that the two float4 reads a lane makes for its 8 weights
-// fall on consecutive 16-byte slots across the warp (no bank conflicts): element 8j+q sits at plane q/4,
-// slot 4j + q%4.
+// Tensor-core path (rows 16-byte aligned, K a multiple of 8): a warp owns one or more 16-row tiles of the weight
+// matrix and a share of the K steps (32 columns each). Per step a lane loads the 8 consecutive bf16 of rows g
+// and g+8 of each tile (g = lane / 4, at column 8 * (lane % 4)) with 128-bit streaming loads, and the 8 float32
+// activations of token g at the same columns. These are exactly the operands of two mma.m16n8k16 (bf16 in,
+// float32 accumulate) once the columns are relabelled: the dot product does not care which k the hardware
+// thinks it is summing, as long as A and B agree. The token dimension of the mma (8) holds the T <= 8 tokens,
+// so every weight is read once whatever T is, and the products are summed by the tensor core instead of by
+// CUDA cores and shuffles. Activations stay float32: each is split into three bf16 terms hi + mid + lo that
+// add up to it exactly (8 significant bits each, 24 in all), and each term gets its own mma; bf16 x bf16
+// products are exact in float32. The few steps of one batch are accumulated into a fresh fragment and added
+// to the running sum in float32, so the tensor core's own accumulation never works on a long-running sum.
+//
+// Scalar fallback (odd K, misaligned rows): a warp takes R rows with scalar loads against activations staged
+// in shared memory (warp_dot_rows<..., false>). Activations are staged in two planes per vector so that the
+// reads of consecutive lanes fall on consecutive slots: element 8j+q sits at plane q/4, slot 4j + q%4.
 #pragma once
+#include <cuda_bf16.h>
+
+#include <limits>
+
 #include "backend/cuda/common.cuh"
 
 namespace ds4::cuda::detail {
 
+// ----------------------------------------------------------------------------------------------------------
+// Tensor-core GEMV core
+// ----------------------------------------------------------------------------------------------------------
+constexpr int kMmaMaxSplit = 16;  // warps per block that share one tile's K steps (block <= 512 threads)
+constexpr int64_t kMmaStepK = 32;  // columns per K step: 4 lanes x 8
+
+__device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) {
+  return (uint32_t(__bfloat16_as_ushort(v.y)) << 16) | uint32_t(__bfloat16_as_ushort(v.x));
+}
+
+// x0 = hi + mid + lo for each of the pair, packed as bf16x2 (x0 in the low half). Exact for normal floats:
+// each remainder is representable in float32 and the three terms carry 8 significant bits each.
+__device__ __forceinline__ void split3(float x0, float x1, uint32_t& hi, uint32_t& mid, uint32_t& lo) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+  x0 -= __low2float(h);
+  x1 -= __high2float(h);
+  const __nv_bfloat162 m = __floats2bfloat162_rn(x0, x1);
+  x0 -= __low2float(m);
+  x1 -= __high2float(m);
+  hi = bf2_bits(h);
+  mid = bf2_bits(m);
+  lo = bf2_bits(__floats2bfloat162_rn(x0, x1));
+}
+
+// c[16x8] += A[16x16] * B[16x8], bf16 operands, float32 accumulation.
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                               uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// The activations of one lane's step split into bf16 terms: [term][register], term 0 = hi.
+struct XTerms {
+  uint32_t t[3][4];
+};
+
+// Eight float32 activations at p (null: zeros), split. vec: p is 16-byte aligned.
+__device__ __forceinline__ void load_split_x8(const float* p, bool vec, XTerms& s) {
+  float v[8];
+  if (p == nullptr) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = 0.0f;
+  } else if (vec) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(p)), b = __ldg(reinterpret_cast<const float4*>(p) + 1);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; i++) v[i] = __ldg(p + i);
+  }
+#pragma unroll
+  for (int q = 0; q < 4; q++) split3(v[2 * q], v[2 * q + 1], s.t[0][q], s.t[1][q], s.t[2][q]);
+}
+
+// One K step of one 16-row tile: wa = row g, wb = row g + 8, both at the lane's 8 columns. The first mma takes
+// columns 0-3 of the lane's 8, the second columns 4-7 (A registers {0,1} and {2,3} pair with B registers
+// {0, 1}). Small terms first.
+__device__ __forceinline__ void mma_step(float (&c)[4], const uint4 wa, const uint4 wb, const XTerms& s) {
+#pragma unroll
+  for (int term = 2; term >= 0; term--) {
+    mma_bf16_16816(c, wa.x, wb.x, wa.y, wb.y, s.t[term][0], s.t[term][1]);
+    mma_bf16_16816(c, wa.z, wb.z, wa.w, wb.w, s.t[term][2], s.t[term][3]);
+  }
+}
+
+// A warp's share of a tensor-core GEMV: steps v = v0, v0 + stride, ... < nsteps, U of them in flight (each
+// lane then has 2 * MT * U 128-bit weight loads outstanding before the first mma). src(v, ra, rb, xp) gives,
+// for this lane, the addresses of its 8 weights in rows g and g + 8 of each tile and of its token's 8
+// activations (xp null: zeros), and returns false when the lane has nothing at step v (beyond K, beyond
+// nsteps, a skipped expert): then weights and activations are zeros. acc[mt] is the lane's C fragment
+// (c0, c1: row g, tokens 2 (lane % 4) + {0, 1}; c2, c3: row g + 8).
+template <int MT, int U, class Src>
+__device__ __forceinline__ void mma_gemv_warp(int64_t v0, int64_t nsteps, int64_t stride, const Src& src, bool xvec,
+                                              float (&acc)[MT][4]) {
+  for (int64_t vb = v0; vb < nsteps; vb += stride * U) {
+    uint4 wa[U][MT], wb[U][MT];
+    const float* xp[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bf16* ra[MT];
+      const bf16* rb[MT];
+      xp[u] = nullptr;
+      if (src(vb + u * stride, ra, rb, xp[u])) {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) wa[u][mt] = ld_stream(ra[mt]), wb[u][mt] = ld_stream(rb[mt]);
+      } else {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) wa[u][mt] = wb[u][mt] = make_uint4(0u, 0u, 0u, 0u);
+        xp[u] = nullptr;
+      }
+    }
+    float part[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) part[mt][i] = 0.0f;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      XTerms s;
+      load_split_x8(xp[u], xvec, s);
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++) mma_step(part[mt], wa[u][mt], wb[u][mt], s);
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[mt][i] += part[mt][i];
+  }
+}
+
+// Element (i, lane) of a C fragment (i = 0..3): its row within the 16-row tile and its token.
+__device__ __forceinline__ int frag_row(int i, int lane) { return (lane >> 2) + (i >> 1) * 8; }
+__device__ __forceinline__ int frag_col(int i, int lane) { return 2 * (lane & 3) + (i & 1); }
+
+// Host side: how many warps share one tile's K steps. Blocks of 32 S threads; blocks[S] is the measured
+// occupancy (blocks per multiprocessor) of the kernel with that block size. A crude latency model: each
+// batch of U steps costs one memory round trip, a grid larger than what is resident at once costs one round
+// of batches per wave, and each wave one more (block start, reduction). Ties go to fewer waves (no
+// half-empty last wave), then to the split that keeps more warps resident (more bytes in flight), then to
+// the smaller split (less reduction).
+struct SplitOccupancy {
+  int blocks[kMmaMaxSplit + 1] = {};
+};
+
+template <class Kernel>
+SplitOccupancy measure_split_occupancy(Kernel kernel, size_t smem_per_warp) {
+  SplitOccupancy o;
+  for (int s = 1; s <= kMmaMaxSplit; s++)
+    DS4_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.blocks[s], kernel, 32 * s, s * smem_per_warp));
+  return o;
+}
+
+inline int pick_split(const SplitOccupancy& o, int sms, int64_t tiles, int64_t ksteps, int U) {
+  int best = 1;
+  int64_t best_cost = std::numeric_limits<int64_t>::max(), best_waves = 0, best_warps = -1;
+  for (int s = 1; s <= kMmaMaxSplit; s++) {
+    if (s > 1 && s > ksteps) break;
+    const int64_t conc = int64_t(o.blocks[s]) * sms;
+    if (conc <= 0) continue;
+    const int64_t waves = (tiles + conc - 1) / conc, per = (ksteps + s - 1) / s, batches = (per + U - 1) / U;
+    const int64_t cost = waves * (batches + 1), warps = imin(tiles, conc) * s;
+    const bool better = cost < best_cost || (cost == best_cost && (waves < best_waves ||
+                                                                   (waves == best_waves && warps > best_warps)));
+    if (better) best = s, best_cost = cost, best_waves = waves, best_warps = warps;
+  }
+  return best;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Scalar fallback
+// ----------------------------------------------------------------------------------------------------------
 __device__ __forceinline__ int64_t plane_slot(int64_t kk, int64_t kc) {
   return ((kk & 7) >> 2) * (kc >> 1) + ((kk >> 3) << 2) + (kk & 3);
 }
@@ -20,39 +186,21 @@ __device__ __forceinline__ void stage_planes(float* xs, const float* src, int64_
   for (int64_t kk = threadIdx.x; kk < kc; kk += blockDim.x) xs[plane_slot(kk, kc)] = kk < len ? src[kk] : 0.0f;
 }
 
-// acc[r][t] += rows[r][0..len) · x_t for NT staged vectors x_t at xs + t * kc (plane order). VEC: every row is
-// 16-byte aligned and len is a multiple of 8; otherwise scalar loads.
-template <int R, int NT, bool VEC>
-__device__ __forceinline__ void warp_dot_rows(const bf16* const (&rows)[R], const float* xs, int64_t kc, int64_t len,
-                                              float (&acc)[R][NT]) {
+// acc[r][t] += rows[r][0..len) · x_t for NT staged vectors x_t at xs + t * kc (plane order), scalar loads.
+template <int R, int NT>
+__device__ __forceinline__ void warp_dot_rows_scalar(const bf16* const (&rows)[R], const float* xs, int64_t kc,
+                                                     int64_t len, float (&acc)[R][NT]) {
   const int lane = threadIdx.x & 31;
-  if constexpr (VEC) {
-    const int64_t n8 = len >> 3, half = kc >> 1;
-#pragma unroll 2
-    for (int64_t j = lane; j < n8; j += 32) {
-      uint4 w[R];
+  for (int64_t kk = lane; kk < len; kk += 32) {
+    float w[R];
 #pragma unroll
-      for (int r = 0; r < R; r++) w[r] = ld_stream(rows[r] + j * 8);
+    for (int r = 0; r < R; r++) w[r] = __bfloat162float(rows[r][kk]);
+    const int64_t slot = plane_slot(kk, kc);
 #pragma unroll
-      for (int t = 0; t < NT; t++) {
-        const float4 a = *reinterpret_cast<const float4*>(xs + t * kc + j * 4);
-        const float4 b = *reinterpret_cast<const float4*>(xs + t * kc + half + j * 4);
+    for (int t = 0; t < NT; t++) {
+      const float xv = xs[t * kc + slot];
 #pragma unroll
-        for (int r = 0; r < R; r++) acc[r][t] += dot8(w[r], a, b);
-      }
-    }
-  } else {
-    for (int64_t kk = lane; kk < len; kk += 32) {
-      float w[R];
-#pragma unroll
-      for (int r = 0; r < R; r++) w[r] = __bfloat162float(rows[r][kk]);
-      const int64_t slot = plane_slot(kk, kc);
-#pragma unroll
-      for (int t = 0; t < NT; t++) {
-        const float xv = xs[t * kc + slot];
-#pragma unroll
-        for (int r = 0; r < R; r++) acc[r][t] = fmaf(w[r], xv, acc[r][t]);
-      }
+      for (int r = 0; r < R; r++) acc[r][t] = fmaf(w[r], xv, acc[r][t]);
     }
   }
 }

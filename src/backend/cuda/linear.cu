@@ -1,8 +1,12 @@
 // Dense projections y[T,N] = x[T,K] · W[N,K]^T.
 //
-// T <= 8 (decode, small verify batches) is bound by reading W: the GEMV kernel gives each warp R rows, streams
-// them once with 128-bit loads, and multiplies every row by all T activation vectors staged in shared memory,
-// so W crosses HBM once per call whatever T is. Larger T is compute-bound and goes to cuBLASLt with bf16
+// T <= 8 (decode, small verify batches) is bound by reading W. With 16-byte aligned rows and K a multiple of 8
+// it runs the tensor-core GEMV of gemv.cuh: a block owns one 16-row tile and its S warps share the tile's K
+// steps (interleaved, so the block streams the tile front to back), each lane keeping 8 weight loads in
+// flight; the T tokens are the mma's 8 columns, so W crosses HBM once per call whatever T is. The S partial
+// fragments are summed in shared memory in a fixed order. S is picked per shape from the kernel's occupancy so
+// that small matrices still put every multiprocessor to work in one wave and large ones stream with few
+// reductions. Other shapes take the scalar fallback. Larger T is compute-bound and goes to cuBLASLt with bf16
 // operands (x rounded to bf16 in scratch), float32 accumulation and float32 output.
 #include <algorithm>
 
@@ -12,13 +16,74 @@
 namespace ds4::cuda {
 namespace {
 
-constexpr int kGemvWarps = 4;
 constexpr int64_t kGemvMaxT = 8;
+constexpr int kMmaU = 4;  // K steps per batch: 8 weight loads per lane in flight
+
+// ----- tensor-core path -----
+
+// Lane's view of the tile: rows g and g + 8 (clamped to N - 1: valid memory, never written) at step v.
+struct LinearSrc {
+  const bf16 *ra, *rb;
+  const float* xg;  // token g's activations, or null when g >= T
+  int64_t K;
+  int c8;  // 8 * (lane % 4)
+  __device__ __forceinline__ bool operator()(int64_t v, const bf16* (&a)[1], const bf16* (&b)[1],
+                                             const float*& xp) const {
+    const int64_t k = v * detail::kMmaStepK + c8;
+    if (k >= K) return false;  // also every v >= nsteps
+    a[0] = ra + k;
+    b[0] = rb + k;
+    xp = xg ? xg + k : nullptr;
+    return true;
+  }
+};
+
+__global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
+    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec) {
+  extern __shared__ __align__(16) float red[];  // [S][4][32] partial fragments
+  const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
+  const int64_t r0 = int64_t(blockIdx.x) * 16;
+  LinearSrc src;
+  src.ra = W + detail::imin(r0 + g, N - 1) * K;
+  src.rb = W + detail::imin(r0 + g + 8, N - 1) * K;
+  src.xg = g < T ? x + int64_t(g) * K : nullptr;
+  src.K = K;
+  src.c8 = 8 * (lane & 3);
+  float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
+  const int64_t nsteps = (K + detail::kMmaStepK - 1) / detail::kMmaStepK;
+  detail::mma_gemv_warp<1, kMmaU>(s, nsteps, S, src, xvec, acc);
+#pragma unroll
+  for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
+  __syncthreads();
+  for (int q = int(threadIdx.x); q < 128; q += int(blockDim.x)) {
+    float sum = 0.0f;
+    for (int w = 0; w < S; w++) sum += red[w * 128 + q];
+    const int i = q >> 5, ln = q & 31;
+    const int64_t row = r0 + detail::frag_row(i, ln);
+    const int col = detail::frag_col(i, ln);
+    if (col < T && row < N) y[int64_t(col) * N + row] = sum;
+  }
+}
+
+void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  constexpr size_t kRedPerWarp = 128 * sizeof(float);
+  static const detail::SplitOccupancy occ = detail::measure_split_occupancy(gemv_mma_kernel, kRedPerWarp);
+  const int64_t tiles = (N + 15) / 16, nsteps = (K + detail::kMmaStepK - 1) / detail::kMmaStepK;
+  detail::require(tiles < (int64_t(1) << 31), "linear: too many rows");
+  const int S = detail::pick_split(occ, ctx.sm_count(), tiles, nsteps, kMmaU);
+  gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(x, int(T), K, W, N, y,
+                                                                              detail::aligned16(x));
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+// ----- scalar fallback (K not a multiple of 8 or rows not 16-byte aligned) -----
+
+constexpr int kGemvWarps = 4;
 constexpr int64_t kGemvSmemFloats = 12288;  // 48 KiB of staged activations per block: no opt-in needed
 
-template <int R, int NT, bool VEC>
+template <int R, int NT>
 __global__ void __launch_bounds__(kGemvWarps * 32)
-    gemv_kernel(const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, int64_t kc) {
+    gemv_scalar_kernel(const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, int64_t kc) {
   extern __shared__ __align__(16) float xs[];  // [NT][kc] in plane order
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t row0 = (int64_t(blockIdx.x) * kGemvWarps + warp) * R;
@@ -43,7 +108,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
     const bf16* rows[R];
 #pragma unroll
     for (int r = 0; r < R; r++) rows[r] = base[r] + k0;
-    detail::warp_dot_rows<R, NT, VEC>(rows, xs, kc, len, acc);
+    detail::warp_dot_rows_scalar<R, NT>(rows, xs, kc, len, acc);
   }
 #pragma unroll
   for (int r = 0; r < R; r++)
@@ -54,26 +119,16 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
     }
 }
 
-template <int R, int NT>
-void launch_gemv_r(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, bool vec) {
-  // K is staged in chunks of kc floats per token (a multiple of 8, so chunks keep 16-byte alignment).
+template <int NT>
+void launch_gemv_scalar(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  constexpr int R = 2;
+  // K is staged in chunks of kc floats per token (a multiple of 8).
   const int64_t cap = (kGemvSmemFloats / NT) / 8 * 8;
   const int64_t kc = std::min(cap, (K + 7) / 8 * 8);
   const size_t smem = size_t(NT * kc) * sizeof(float);
   const unsigned blocks = detail::blocks_for(N, kGemvWarps * R);
-  if (vec) gemv_kernel<R, NT, true><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
-  else gemv_kernel<R, NT, false><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
+  gemv_scalar_kernel<R, NT><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
   DS4_CUDA_CHECK_LAUNCH();
-}
-
-template <int NT>
-void launch_gemv(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
-  const bool vec = K % 8 == 0 && detail::aligned16(W);
-  // More rows per warp keep more loads in flight, but the grid must still cover every multiprocessor twice.
-  const int64_t want = 2 * int64_t(ctx.sm_count());
-  if (int64_t(detail::blocks_for(N, kGemvWarps * 4)) >= want) launch_gemv_r<4, NT>(ctx, x, T, K, W, N, y, vec);
-  else if (int64_t(detail::blocks_for(N, kGemvWarps * 2)) >= want) launch_gemv_r<2, NT>(ctx, x, T, K, W, N, y, vec);
-  else launch_gemv_r<1, NT>(ctx, x, T, K, W, N, y, vec);
 }
 
 __global__ void to_bf16_kernel(const float* x, bf16* y, int64_t n) {
@@ -154,10 +209,11 @@ void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, i
   detail::require(T >= 0 && K > 0 && N >= 0, "linear: bad shape");
   if (T == 0 || N == 0) return;
   if (T <= kGemvMaxT) {
-    if (T == 1) launch_gemv<1>(ctx, x, T, K, W, N, y);
-    else if (T == 2) launch_gemv<2>(ctx, x, T, K, W, N, y);
-    else if (T <= 4) launch_gemv<4>(ctx, x, T, K, W, N, y);
-    else launch_gemv<8>(ctx, x, T, K, W, N, y);
+    if (K % 8 == 0 && detail::aligned16(W)) launch_gemv_mma(ctx, x, T, K, W, N, y);
+    else if (T == 1) launch_gemv_scalar<1>(ctx, x, T, K, W, N, y);
+    else if (T == 2) launch_gemv_scalar<2>(ctx, x, T, K, W, N, y);
+    else if (T <= 4) launch_gemv_scalar<4>(ctx, x, T, K, W, N, y);
+    else launch_gemv_scalar<8>(ctx, x, T, K, W, N, y);
     return;
   }
   linear_blas(ctx, x, T, K, W, N, y);

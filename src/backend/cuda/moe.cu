@@ -1,9 +1,17 @@
 // MoE routing and routed experts (models/qwen_hybrid/moe.cpp). Only the experts a token selected are read.
 //
-// Decode (T <= 8): per (token, expert) GEMVs on the shared bandwidth-bound core (gemv.cuh). The gate/up kernel
-// streams the expert's gate and up rows against the token's activations and writes silu(g) * u; the down kernel
-// gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h), so the
-// weighted sum never leaves registers.
+// Decode (T <= 8), aligned widths: two tensor-core GEMV launches on the core of gemv.cuh, each reading the
+// expert ids from the device (no host sync), each expert's weights read once even when several of the T tokens
+// chose it. Assignment a = t * k + j is the "owner" of its expert when no earlier assignment chose the same one;
+// only owners do work, for every token that chose the expert (the mma's 8 columns are the tokens).
+//  1. gate/up: one block per (16-row tile of the intermediate width, assignment); a warp streams the tile's
+//     gate rows and up rows together (shared activations), S warps share the hidden dimension. The epilogue
+//     writes h[a][t] = c_t * silu(gate) * up for every token t, c_t being the sum of t's routing weights for
+//     this expert (zero, and h zero, for tokens that did not choose it), and marks the owners.
+//  2. down: one block per 16-row tile of the hidden width; the K dimension is the concatenation of all owners'
+//     intermediate widths, shared by S warps, so the weighted sum over a token's experts is the mma's own sum.
+// Other widths take per (token, expert) scalar GEMVs: the gate/up kernel writes silu(g) * u; the down kernel
+// gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h).
 //
 // Prefill: assignments (token, slot) are grouped by expert on the device (a warp per expert ballots over the
 // routing table, keeping token order, so the grouping is deterministic), cut into 64-row tiles, and multiplied
@@ -62,9 +70,172 @@ __global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool ren
 }
 
 // ----------------------------------------------------------------------------------------------------------
-// Decode: gate/up GEMV per assignment a = t * K + j (blockIdx.y), R rows of gate and of up per warp.
+// Decode, tensor-core path.
 // ----------------------------------------------------------------------------------------------------------
-template <int R, bool VEC>
+constexpr int kGateUpU = 2;  // gate and up tiles: 8 weight loads per lane in flight
+constexpr int kDownU = 4;
+
+// Lane's view of expert e's gate tile (mt 0) and up tile (mt 1): rows g and g + 8 (clamped to I - 1).
+struct GateUpSrc {
+  const bf16 *ga, *gb, *ua, *ub;
+  const float* xg;  // token g's activations, or null when token g did not choose the expert (or g >= T)
+  int64_t H;
+  int c8;
+  __device__ __forceinline__ bool operator()(int64_t v, const bf16* (&a)[2], const bf16* (&b)[2],
+                                             const float*& xp) const {
+    const int64_t k = v * detail::kMmaStepK + c8;
+    if (k >= H) return false;
+    a[0] = ga + k, b[0] = gb + k, a[1] = ua + k, b[1] = ub + k;
+    xp = xg ? xg + k : nullptr;
+    return true;
+  }
+};
+
+// blockIdx.y = assignment a, blockIdx.x = 16-row tile of the intermediate width. hbuf: [T*k][T][I].
+__global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
+    gate_up_mma_kernel(const float* x, int T, int64_t H, int64_t I, const bf16* gate, const bf16* up,
+                       const int32_t* idx, const float* weight, int64_t K, float* hbuf, int32_t* owner, bool xvec) {
+  extern __shared__ __align__(16) float red[];  // [S][2][4][32] partial fragments
+  __shared__ float scale[8];
+  __shared__ int chosen[8];
+  const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
+  const int64_t a = blockIdx.y, e = idx[a];
+  bool dup = false;
+  for (int64_t q = threadIdx.x; q < a; q += blockDim.x) dup = dup || idx[q] == e;
+  if (threadIdx.x < unsigned(T)) {
+    const int64_t t = threadIdx.x;
+    float c = 0.0f;
+    int any = 0;
+    for (int64_t j = 0; j < K; j++)
+      if (idx[t * K + j] == e) c += weight[t * K + j], any = 1;
+    scale[t] = c;
+    chosen[t] = any;
+  }
+  dup = __syncthreads_or(dup) != 0;  // also publishes scale and chosen
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    int mask = 0;
+    for (int t = 0; t < T; t++) mask |= chosen[t] << t;
+    owner[a] = dup ? 0 : mask;  // an owner's own token chose the expert: never 0
+  }
+  if (dup) return;  // the whole block: an earlier assignment computes this expert
+
+  const int64_t i0 = int64_t(blockIdx.x) * 16;
+  const bf16* ge = gate + e * I * H;
+  const bf16* ue = up + e * I * H;
+  GateUpSrc src;
+  const int64_t ra = detail::imin(i0 + g, I - 1) * H, rb = detail::imin(i0 + g + 8, I - 1) * H;
+  src.ga = ge + ra, src.gb = ge + rb, src.ua = ue + ra, src.ub = ue + rb;
+  src.xg = g < T && chosen[g] ? x + int64_t(g) * H : nullptr;
+  src.H = H;
+  src.c8 = 8 * (lane & 3);
+  float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+  const int64_t nsteps = (H + detail::kMmaStepK - 1) / detail::kMmaStepK;
+  detail::mma_gemv_warp<2, kGateUpU>(s, nsteps, S, src, xvec, acc);
+#pragma unroll
+  for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+    for (int i = 0; i < 4; i++) red[((s * 2 + mt) * 4 + i) * 32 + lane] = acc[mt][i];
+  __syncthreads();
+  for (int q = int(threadIdx.x); q < 128; q += int(blockDim.x)) {
+    float gs = 0.0f, us = 0.0f;
+    for (int w = 0; w < S; w++) gs += red[w * 256 + q], us += red[w * 256 + 128 + q];
+    const int i = q >> 5, ln = q & 31;
+    const int64_t row = i0 + detail::frag_row(i, ln);
+    const int col = detail::frag_col(i, ln);
+    if (col < T && row < I) hbuf[(a * T + col) * I + row] = chosen[col] ? scale[col] * (detail::silu(gs) * us) : 0.0f;
+  }
+}
+
+// Lane's view of the concatenated K of the down projection: step v is step v % spe of assignment v / spe,
+// nothing when that assignment does not own its expert. owner[a]: bit t set when token t chose a's expert
+// (0 for duplicates); the other tokens' activations are zeros, so they are not read.
+struct DownSrc {
+  const bf16* down;
+  const float* hbuf;
+  const int32_t *idx, *owner;
+  int64_t H, I, offa, offb;  // offa/offb: offsets of the tile's (clamped) rows g and g + 8 in an expert
+  uint32_t spe, nsteps;       // steps per assignment, steps in all (< 2^31: checked on the host)
+  int T, g, c8;
+  __device__ __forceinline__ bool operator()(int64_t v, const bf16* (&a)[1], const bf16* (&b)[1],
+                                             const float*& xp) const {
+    if (v >= int64_t(nsteps)) return false;
+    const uint32_t as = uint32_t(v) / spe;
+    const int64_t k = int64_t(uint32_t(v) - as * spe) * detail::kMmaStepK + c8;
+    const int mask = k < I ? owner[as] : 0;
+    if (mask == 0) return false;
+    const bf16* base = down + int64_t(idx[as]) * H * I + k;
+    a[0] = base + offa;
+    b[0] = base + offb;
+    xp = (mask >> g) & 1 ? hbuf + (int64_t(as) * T + g) * I + k : nullptr;
+    return true;
+  }
+};
+
+// blockIdx.x = 16-row tile of the hidden width; out[t][row] = sum over owners of down_e[row] · h[owner][t].
+__global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
+    down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
+                    const int32_t* owner, int64_t A, float* out) {
+  extern __shared__ __align__(16) float red[];  // [S][4][32]
+  const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int64_t r0 = int64_t(blockIdx.x) * 16;
+  DownSrc src;
+  src.down = down, src.hbuf = hbuf, src.idx = idx, src.owner = owner;
+  src.H = H, src.I = I;
+  src.spe = uint32_t((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
+  src.nsteps = uint32_t(A) * src.spe;
+  src.offa = detail::imin(r0 + (lane >> 2), H - 1) * I;
+  src.offb = detail::imin(r0 + (lane >> 2) + 8, H - 1) * I;
+  src.T = T, src.g = lane >> 2, src.c8 = 8 * (lane & 3);
+  float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
+  detail::mma_gemv_warp<1, kDownU>(s, src.nsteps, S, src, true, acc);
+#pragma unroll
+  for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
+  __syncthreads();
+  for (int q = int(threadIdx.x); q < 128; q += int(blockDim.x)) {
+    float sum = 0.0f;
+    for (int w = 0; w < S; w++) sum += red[w * 128 + q];
+    const int i = q >> 5, ln = q & 31;
+    const int64_t row = r0 + detail::frag_row(i, ln);
+    const int col = detail::frag_col(i, ln);
+    if (col < T && row < H) out[int64_t(col) * H + row] = sum;
+  }
+}
+
+void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                       const float* weight, int64_t K, float* out) {
+  const int64_t H = w.hidden, I = w.inter, A = T * K;
+  detail::require(A < 65536, "moe_experts: too many assignments for decode");
+  float* hbuf = ctx.scratch().take<float>(size_t(A * T * I));
+  int32_t* owner = ctx.scratch().take<int32_t>(size_t(A));
+  const int sms = ctx.sm_count();
+  {
+    constexpr size_t kRed = 256 * sizeof(float);
+    static const detail::SplitOccupancy occ = detail::measure_split_occupancy(gate_up_mma_kernel, kRed);
+    const int64_t tiles_i = (I + 15) / 16, nsteps = (H + detail::kMmaStepK - 1) / detail::kMmaStepK;
+    detail::require(tiles_i < (int64_t(1) << 31), "moe_experts: intermediate width too large");
+    // Every assignment gets blocks (duplicates leave at once); the owners' tiles are the real work.
+    const int S = detail::pick_split(occ, sms, tiles_i * A, nsteps, kGateUpU);
+    gate_up_mma_kernel<<<dim3(unsigned(tiles_i), unsigned(A)), 32 * S, S * kRed, ctx.stream()>>>(
+        x, int(T), H, I, w.gate, w.up, idx, weight, K, hbuf, owner, detail::aligned16(x));
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+  {
+    constexpr size_t kRed = 128 * sizeof(float);
+    static const detail::SplitOccupancy occ = detail::measure_split_occupancy(down_mma_kernel, kRed);
+    const int64_t tiles_h = (H + 15) / 16, nsteps = A * ((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
+    detail::require(tiles_h < (int64_t(1) << 31) && nsteps < (int64_t(1) << 31), "moe_experts: expert too large");
+    const int S = detail::pick_split(occ, sms, tiles_h, nsteps, kDownU);
+    down_mma_kernel<<<unsigned(tiles_h), 32 * S, S * kRed, ctx.stream()>>>(hbuf, int(T), H, I, w.down, idx, owner,
+                                                                           A, out);
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Decode, scalar fallback: gate/up GEMV per assignment a = t * K + j (blockIdx.y), R rows of gate and of up
+// per warp.
+// ----------------------------------------------------------------------------------------------------------
+template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     gate_up_gemv_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
                         int64_t K, float* hbuf, int64_t kc) {
@@ -89,7 +260,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       rows[r] = gbase + row * H + k0;
       rows[R + r] = ubase + row * H + k0;
     }
-    detail::warp_dot_rows<2 * R, 1, VEC>(rows, xs, kc, len, acc);
+    detail::warp_dot_rows_scalar<2 * R, 1>(rows, xs, kc, len, acc);
   }
 #pragma unroll
   for (int r = 0; r < R; r++) {
@@ -98,8 +269,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-// Decode: down projection and weighted sum over the token's K experts; blockIdx.y is the token.
-template <int R, bool VEC>
+// Decode, scalar fallback: down projection and weighted sum over the token's K experts; blockIdx.y is the token.
+template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     down_gemv_kernel(const float* hbuf, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                      const float* weight, int64_t K, float* out, int64_t kc) {
@@ -124,7 +295,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       float acc[R][1];
 #pragma unroll
       for (int r = 0; r < R; r++) acc[r][0] = 0.0f;
-      detail::warp_dot_rows<R, 1, VEC>(rows, hs + j * kc, kc, len, acc);
+      detail::warp_dot_rows_scalar<R, 1>(rows, hs + j * kc, kc, len, acc);
 #pragma unroll
       for (int r = 0; r < R; r++) total[r] = fmaf(w, acc[r][0], total[r]);
     }
@@ -136,26 +307,24 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-template <int R>
-void launch_decode_r(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
-                     const float* weight, int64_t K, float* hbuf, float* out) {
+void launch_decode_scalar(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                          const float* weight, int64_t K, float* out) {
+  constexpr int R = 2;
   const int64_t H = w.hidden, I = w.inter;
+  detail::require_supported(K <= kStageFloats / 8, "moe_experts: too many experts per token");
+  float* hbuf = ctx.scratch().take<float>(size_t(T * K * I));
   {
     const int64_t kc = detail::imin(kStageFloats / 8 * 8, (H + 7) / 8 * 8);
-    const bool vec = H % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up);
     const dim3 grid(detail::blocks_for(I, kWarps * R), unsigned(T * K));
     const size_t smem = size_t(kc) * sizeof(float);
-    if (vec) gate_up_gemv_kernel<R, true><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
-    else gate_up_gemv_kernel<R, false><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
+    gate_up_gemv_kernel<R><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
     DS4_CUDA_CHECK_LAUNCH();
   }
   {
     const int64_t kc = detail::imin((kStageFloats / K) / 8 * 8, (I + 7) / 8 * 8);
-    const bool vec = I % 8 == 0 && detail::aligned16(w.down);
     const dim3 grid(detail::blocks_for(H, kWarps * R), unsigned(T));
     const size_t smem = size_t(K * kc) * sizeof(float);
-    if (vec) down_gemv_kernel<R, true><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
-    else down_gemv_kernel<R, false><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
+    down_gemv_kernel<R><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
     DS4_CUDA_CHECK_LAUNCH();
   }
 }
@@ -380,16 +549,10 @@ void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T
     experts_prefill(ctx, w, x, T, idx, weight, k, out);
     return;
   }
-  detail::require_supported(k <= kStageFloats / 8, "moe_experts: too many experts per token");
-  float* hbuf = ctx.scratch().take<float>(size_t(T * k * w.inter));
-  const int64_t want = 2 * int64_t(ctx.sm_count());
-  // Rows per warp: as many as still leave two blocks per multiprocessor in the down projection's grid.
-  if (int64_t(detail::blocks_for(w.hidden, kWarps * 4)) * T >= want)
-    launch_decode_r<4>(ctx, w, x, T, idx, weight, k, hbuf, out);
-  else if (int64_t(detail::blocks_for(w.hidden, kWarps * 2)) * T >= want)
-    launch_decode_r<2>(ctx, w, x, T, idx, weight, k, hbuf, out);
-  else
-    launch_decode_r<1>(ctx, w, x, T, idx, weight, k, hbuf, out);
+  const bool vec = w.hidden % 8 == 0 && w.inter % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up) &&
+                   detail::aligned16(w.down);
+  if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out);
+  else launch_decode_scalar(ctx, w, x, T, idx, weight, k, out);
 }
 
 }  // namespace ds4::cuda
