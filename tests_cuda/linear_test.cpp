@@ -55,7 +55,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{8, 2560, 100},  // 8 tokens: two activation chunks
                       LinearCase{8, 640, 2560}, LinearCase{9, 64, 64}, LinearCase{64, 2560, 640},
                       LinearCase{200, 136, 99},  // cuBLAS with odd leading dimensions
-                      LinearCase{33, 77, 5}));
+                      LinearCase{33, 77, 5},
+                      LinearCase{1, 10240, 324},   // few row tiles over a long K: K split across blocks
+                      LinearCase{5, 10240, 324}));
 
 // W starting 2 bytes past a 16-byte boundary: the GEMV cannot take 128-bit loads and must fall back, and cuBLASLt
 // must be told the operand's real alignment.

@@ -39,14 +39,15 @@ struct LinearSrc {
 };
 
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
-    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec) {
+    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec, int64_t ld = -1) {
   extern __shared__ __align__(16) float red[];  // [S][4][32] partial fragments
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
   const int64_t r0 = int64_t(blockIdx.x) * 16;
   LinearSrc src;
-  src.ra = W + detail::imin(r0 + g, N - 1) * K;
-  src.rb = W + detail::imin(r0 + g + 8, N - 1) * K;
-  src.xg = g < T ? x + int64_t(g) * K : nullptr;
+  if (ld < 0) ld = K;  // row stride of W and x: K, or the full width when this block covers part of K
+  src.ra = W + detail::imin(r0 + g, N - 1) * ld;
+  src.rb = W + detail::imin(r0 + g + 8, N - 1) * ld;
+  src.xg = g < T ? x + int64_t(g) * ld : nullptr;
   src.K = K;
   src.c8 = 8 * (lane & 3);
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -65,14 +66,48 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   }
 }
 
+// y[i] = sum over the P K-partitions of part[p][i], in partition order (deterministic).
+__global__ void sum_parts_kernel(const float* part, int P, int64_t n, float* y) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float acc = 0.0f;
+    for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
+    y[i] = acc;
+  }
+}
+
 void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
   constexpr size_t kRedPerWarp = 128 * sizeof(float);
   static const detail::SplitOccupancy occ = detail::measure_split_occupancy(gemv_mma_kernel, kRedPerWarp);
   const int64_t tiles = (N + 15) / 16, nsteps = (K + detail::kMmaStepK - 1) / detail::kMmaStepK;
   detail::require(tiles < (int64_t(1) << 31), "linear: too many rows");
-  const int S = detail::pick_split(occ, ctx.sm_count(), tiles, nsteps, kMmaU);
-  gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(x, int(T), K, W, N, y,
-                                                                              detail::aligned16(x));
+  // Few row tiles over a long K (the hyper-connection down projection: 324 rows x 10240; a 512-expert router)
+  // leave most multiprocessors idle, and a few tiles per multiprocessor leave a tail (160 tiles on 132 SMs
+  // take two rounds on 28 of them): split K over P blocks per tile until there are about four blocks per
+  // multiprocessor, each writing its partial sums, then add the partials in a fixed order.
+  int64_t P = 1;
+  if (tiles < 4 * int64_t(ctx.sm_count()) && nsteps >= 16)
+    P = std::min<int64_t>({(4 * int64_t(ctx.sm_count()) + tiles - 1) / tiles, nsteps / 8, 32});
+  if (P < 2) {
+    const int S = detail::pick_split(occ, ctx.sm_count(), tiles, nsteps, kMmaU);
+    gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(x, int(T), K, W, N, y,
+                                                                                detail::aligned16(x));
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  // Partition p covers K steps [p * per, (p + 1) * per): offsets are multiples of kMmaStepK elements, so the
+  // 16-byte alignment of W's rows and of x is kept.
+  const int64_t per = (nsteps + P - 1) / P;
+  P = (nsteps + per - 1) / per;
+  const int S = detail::pick_split(occ, ctx.sm_count(), tiles * P, per, kMmaU);
+  ScratchScope scope(ctx.scratch());
+  float* part = ctx.scratch().take<float>(size_t(P * T * N));
+  for (int64_t p = 0; p < P; p++) {
+    const int64_t k0 = p * per * detail::kMmaStepK, klen = std::min(K - k0, per * detail::kMmaStepK);
+    gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(
+        x + k0, int(T), klen, W + k0, N, part + p * T * N, detail::aligned16(x + k0), K);
+    DS4_CUDA_CHECK_LAUNCH();
+  }
+  sum_parts_kernel<<<detail::grid_for(ctx, T * N, 256), 256, 0, ctx.stream()>>>(part, int(P), T * N, y);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

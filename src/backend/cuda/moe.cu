@@ -20,6 +20,8 @@
 // per assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
 #include <mma.h>
 
+#include <algorithm>
+
 #include "backend/cuda/gemv.cuh"
 #include "backend/cuda/topk.cuh"
 
@@ -155,10 +157,12 @@ struct DownSrc {
   const int32_t *idx, *owner;
   int64_t H, I, offa, offb;  // offa/offb: offsets of the tile's (clamped) rows g and g + 8 in an expert
   uint32_t spe, nsteps;       // steps per assignment, steps in all (< 2^31: checked on the host)
+  uint32_t vbase, vend;        // this block's K partition: steps [vbase, vend)
   int T, g, c8;
   __device__ __forceinline__ bool operator()(int64_t v, const bf16* (&a)[1], const bf16* (&b)[1],
                                              const float*& xp) const {
-    if (v >= int64_t(nsteps)) return false;
+    v += vbase;
+    if (v >= int64_t(vend)) return false;
     const uint32_t as = uint32_t(v) / spe;
     const int64_t k = int64_t(uint32_t(v) - as * spe) * detail::kMmaStepK + c8;
     const int mask = k < I ? owner[as] : 0;
@@ -171,10 +175,11 @@ struct DownSrc {
   }
 };
 
-// blockIdx.x = 16-row tile of the hidden width; out[t][row] = sum over owners of down_e[row] · h[owner][t].
+// blockIdx.x = 16-row tile of the hidden width, blockIdx.y = partition of the concatenated K (per steps each);
+// out[y][t][row] = that partition's sum over owners of down_e[row] · h[owner][t].
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
-                    const int32_t* owner, int64_t A, float* out) {
+                    const int32_t* owner, int64_t A, int64_t per, float* out) {
   extern __shared__ __align__(16) float red[];  // [S][4][32]
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t r0 = int64_t(blockIdx.x) * 16;
@@ -183,11 +188,14 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   src.H = H, src.I = I;
   src.spe = uint32_t((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
   src.nsteps = uint32_t(A) * src.spe;
+  src.vbase = uint32_t(int64_t(blockIdx.y) * per);
+  src.vend = uint32_t(detail::imin(int64_t(src.vbase) + per, int64_t(src.nsteps)));
+  out += int64_t(blockIdx.y) * T * H;
   src.offa = detail::imin(r0 + (lane >> 2), H - 1) * I;
   src.offb = detail::imin(r0 + (lane >> 2) + 8, H - 1) * I;
   src.T = T, src.g = lane >> 2, src.c8 = 8 * (lane & 3);
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
-  detail::mma_gemv_warp<1, kDownU>(s, src.nsteps, S, src, true, acc);
+  detail::mma_gemv_warp<1, kDownU>(s, int64_t(src.vend) - int64_t(src.vbase), S, src, true, acc);
 #pragma unroll
   for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
   __syncthreads();
@@ -198,6 +206,15 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     const int64_t row = r0 + detail::frag_row(i, ln);
     const int col = detail::frag_col(i, ln);
     if (col < T && row < H) out[int64_t(col) * H + row] = sum;
+  }
+}
+
+// out[i] = sum over the P partitions of part[p][i], in partition order (deterministic).
+__global__ void sum_parts_kernel(const float* part, int P, int64_t n, float* out) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float acc = 0.0f;
+    for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
+    out[i] = acc;
   }
 }
 
@@ -224,10 +241,21 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
     static const detail::SplitOccupancy occ = detail::measure_split_occupancy(down_mma_kernel, kRed);
     const int64_t tiles_h = (H + 15) / 16, nsteps = A * ((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
     detail::require(tiles_h < (int64_t(1) << 31) && nsteps < (int64_t(1) << 31), "moe_experts: expert too large");
-    const int S = detail::pick_split(occ, sms, tiles_h, nsteps, kDownU);
-    down_mma_kernel<<<unsigned(tiles_h), 32 * S, S * kRed, ctx.stream()>>>(hbuf, int(T), H, I, w.down, idx, owner,
-                                                                           A, out);
+    // 160 hidden tiles on 132 multiprocessors leave a tail: split the concatenated K into P partitions until
+    // there are about four blocks per multiprocessor, then add the partials in partition order.
+    int64_t P = std::min<int64_t>({(4 * int64_t(sms) + tiles_h - 1) / tiles_h, nsteps / 8, 16});
+    if (P < 1) P = 1;
+    const int64_t per = (nsteps + P - 1) / P;
+    P = (nsteps + per - 1) / per;
+    const int S = detail::pick_split(occ, sms, tiles_h * P, per, kDownU);
+    float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * H)) : out;
+    down_mma_kernel<<<dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, ctx.stream()>>>(
+        hbuf, int(T), H, I, w.down, idx, owner, A, per, part);
     DS4_CUDA_CHECK_LAUNCH();
+    if (P > 1) {
+      sum_parts_kernel<<<detail::grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(part, int(P), T * H, out);
+      DS4_CUDA_CHECK_LAUNCH();
+    }
   }
 }
 

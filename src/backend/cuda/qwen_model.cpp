@@ -338,8 +338,9 @@ class CudaQwenModel : public Model {
     const Config& c = cfg_;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     DS4_CUDA_CHECK(cudaStreamIsCapturing(ctx_.stream(), &capture));
-    const bool capturing = capture != cudaStreamCaptureStatusNone;
-    auto span = [&](const char* name) { return profiler_.span(ctx_.stream(), name, capturing); };
+    // Only decode steps are profiled (prefill chunks would blur the per-call figures).
+    profiling_ = profiler_.on() && capture == cudaStreamCaptureStatusNone && T == 1;
+    auto span = [&](const char* name) { return prof(name); };
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H;
     ScratchScope scope(ctx_.scratch());
     float* x = take<float>(T * D);
@@ -387,9 +388,12 @@ class CudaQwenModel : public Model {
     const int64_t first = rows_all ? 0 : T - 1;
     auto head_span = span("final mix and lm_head");
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
+    auto lm_span = span("lm_head linear");
     if (!rows_all) linear(ctx_, hidden_.get(), 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
     advance_position(ctx_, st.pos_dev.get(), T);
   }
+
+  BlockProfiler::Span prof(const char* name) const { return profiler_.span(ctx_.stream(), name, !profiling_); }
 
   template <class T>
   T* take(int64_t n) const {
@@ -412,11 +416,20 @@ class CudaQwenModel : public Model {
     float* normed = take<float>(T * D);
     float* li = take<float>(T * NI);
     float* mix = take<float>(T * D);
-    rms_norm_offset(ctx_, x, w.norm.p(), normed, T, D, H, float(c.rms_eps));
-    linear(ctx_, normed, T, D, w.down_inject.p(), NI, li);
+    {
+      auto p1 = prof("hc.norm");
+      rms_norm_offset(ctx_, x, w.norm.p(), normed, T, D, H, float(c.rms_eps));
+    }
+    {
+      auto p2 = prof("hc.down+inject linear");
+      linear(ctx_, normed, T, D, w.down_inject.p(), NI, li);
+    }
     float* low = cols(li, T, NI, 0, R);
     activate(ctx_, low, low, T * R, Act::Silu, float(S));
-    linear(ctx_, low, T, R, w.up.p(), D, mix);
+    {
+      auto p3 = prof("hc.up linear");
+      linear(ctx_, low, T, R, w.up.p(), D, mix);
+    }
     hc_collapse(ctx_, mix, normed, T, S, H, mixed);
     if (inject && w.has_inject)
       activate(ctx_, cols(li, T, NI, R, S), inject, T * S, Act::Sigmoid, float(S), 2.0f);
@@ -429,7 +442,10 @@ class CudaQwenModel : public Model {
     const int64_t vd = VH * dv, conv = 2 * KH * dk + vd, N = g.proj.rows;
     ScratchScope scope(ctx_.scratch());
     float* pr = take<float>(T * N);
-    linear(ctx_, x, T, H, g.proj.p(), N, pr);
+    {
+      auto p1 = prof("gdn.proj linear");
+      linear(ctx_, x, T, H, g.proj.p(), N, pr);
+    }
     float* qkv = cols(pr, T, N, 0, conv);
     float* z = cols(pr, T, N, conv, vd);
     float* b = cols(pr, T, N, conv + vd, VH);
@@ -445,13 +461,17 @@ class CudaQwenModel : public Model {
     float* core = take<float>(T * vd);
     const DeltaShape shape{T, VH, dk, dv};
     // As on the CPU: short chunks (decode, speculative verification) take the recurrent form.
-    if (T <= qwen::kRecurrentMaxTokens)
-      gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
-    else
-      gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+    {
+      auto p2 = prof("gdn.delta rule");
+      if (T <= qwen::kRecurrentMaxTokens)
+        gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+      else
+        gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+    }
     float* normed = take<float>(T * vd);
     rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps),
                    c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu);
+    auto p3 = prof("gdn.out linear");
     linear(ctx_, normed, T, vd, g.out.p(), H, out);
   }
 
@@ -466,7 +486,10 @@ class CudaQwenModel : public Model {
     const Positions positions{pos3, 0};
     ScratchScope scope(ctx_.scratch());
     float* pr = take<float>(T * N);
-    linear(ctx_, x, T, H, w.proj.p(), N, pr);
+    {
+      auto p1 = prof("attn.proj linear");
+      linear(ctx_, x, T, H, w.proj.p(), N, pr);
+    }
 
     // The indexer: queries normed and rotated; raw keys appended to the cache, complete blocks pooled.
     float* qi = take<float>(T * IH * D);
@@ -477,7 +500,10 @@ class CudaQwenModel : public Model {
     qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
     int32_t* sel = take<int32_t>(T * stride);
     int32_t* count = take<int32_t>(T);
-    qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
+    {
+      auto p2 = prof("attn.qsa select");
+      qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
+    }
 
     // q_proj interleaves per head [query (HD), gate (HD)].
     float* qg = cols(pr, T, N, 0, QG);
@@ -496,19 +522,23 @@ class CudaQwenModel : public Model {
     const float scale = 1.0f / std::sqrt(float(HD));
     const KeySelection selection = KeySelection::lists(sel, count, stride);
     float* att = take<float>(T * NH * HD);
-    if (HDp == HD) {
-      store_rows_bf16(ctx_, k, T, KVH * HD, ls.keys.get(), sp);
-      store_rows_bf16(ctx_, v, T, KVH * HD, ls.values.get(), sp);
-      attention(ctx_, q, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
-    } else {
-      float* qp = pad(q, T * NH, HD, HDp);
-      store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, ls.keys.get(), sp);
-      store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, ls.values.get(), sp);
-      float* attp = take<float>(T * NH * HDp);
-      attention(ctx_, qp, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
-      copy_rows(ctx_, att, HD, attp, HDp, T * NH, HD);
-      mul_sigmoid(ctx_, att, gate, T * NH * HD);
+    {
+      auto p3 = prof("attn.attention");
+      if (HDp == HD) {
+        store_rows_bf16(ctx_, k, T, KVH * HD, ls.keys.get(), sp);
+        store_rows_bf16(ctx_, v, T, KVH * HD, ls.values.get(), sp);
+        attention(ctx_, q, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
+      } else {
+        float* qp = pad(q, T * NH, HD, HDp);
+        store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, ls.keys.get(), sp);
+        store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, ls.values.get(), sp);
+        float* attp = take<float>(T * NH * HDp);
+        attention(ctx_, qp, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
+        copy_rows(ctx_, att, HD, attp, HDp, T * NH, HD);
+        mul_sigmoid(ctx_, att, gate, T * NH * HD);
+      }
     }
+    auto p4 = prof("attn.o linear");
     linear(ctx_, att, T, NH * HD, w.o.p(), H, out);
   }
 
@@ -525,16 +555,27 @@ class CudaQwenModel : public Model {
     const int64_t H = c.hidden_size, E = c.num_experts, K = c.top_k, SI = c.shared_inter, N = m.proj.rows;
     ScratchScope scope(ctx_.scratch());
     float* pr = take<float>(T * N);
-    linear(ctx_, x, T, H, m.proj.p(), N, pr);
+    {
+      auto p1 = prof("moe.router+shared linear");
+      linear(ctx_, x, T, H, m.proj.p(), N, pr);
+    }
     float* router = cols(pr, T, N, 0, E);
     float* shared_logit = cols(pr, T, N, E, 1);
     float* sg = cols(pr, T, N, E + 1, SI);
     float* su = cols(pr, T, N, E + 1 + SI, SI);
     int32_t* idx = take<int32_t>(T * K);
     float* weight = take<float>(T * K);
-    moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
+    {
+      auto p2 = prof("moe.route");
+      moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
+    }
     float* routed = take<float>(T * H);
-    moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K, routed);
+    {
+      auto p3 = prof("moe.experts");
+      moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K,
+                  routed);
+    }
+    auto p4 = prof("moe.shared down and add");
     swiglu(ctx_, sg, su, sg, T * SI);
     float* shared = take<float>(T * H);
     linear(ctx_, sg, T, SI, m.sh_down.p(), H, shared);
@@ -555,8 +596,12 @@ class CudaQwenModel : public Model {
     float* gated = take<float>(T * D);
     float* normed = take<float>(T * D);
     float* conv = take<float>(T * D);
-    ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
-    gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
+    {
+      auto p1 = prof("ple.hash+gather");
+      ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
+      gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
+    }
+    auto p2 = prof("ple.rest");
     linear(ctx_, emb, T, E, p.key.p(), D, key);
     rms_norm_offset(ctx_, key, p.norm_key.p(), key, T, D, H, eps);
     linear(ctx_, emb, T, E, p.value.p(), H, value);
@@ -581,6 +626,7 @@ class CudaQwenModel : public Model {
   DeviceBuffer<float> logits_dev_;  // [kHeadRows][V]
   Pinned<float> logits_host_;
   mutable BlockProfiler profiler_;
+  mutable bool profiling_ = false;
   mutable std::mutex mu_;  // one forward at a time: the scratch arena, token and logits buffers are shared
 };
 
