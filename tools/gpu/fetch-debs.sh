@@ -5,12 +5,12 @@
 # Then carry .gpu to the GPU machine and run tools/gpu/run.sh there; it unpacks them with dpkg -x.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# The GPU build leaves out the HTTP server (-DDS4_HTTP=OFF), so cpp-httplib and what it needs stay here; the
+# GPU machine has pkg-config. The working tree plus these must stay under the transfer limit.
 pkgs=(
-  libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+  libpcre2-dev libpcre2-8-0
   libutf8proc-dev libutf8proc2
-  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 zlib1g-dev zlib1g libbrotli-dev libbrotli1
   libxxhash-dev libxxhash0 libzstd-dev libzstd1
-  pkgconf pkgconf-bin libpkgconf3
 )
 mkdir -p .gpu/debs
 cd .gpu/debs

@@ -62,7 +62,7 @@ if [ -z "$pkgconfig" ] && [ -x "$prefix/usr/bin/pkgconf" ]; then
   pkgconfig="$prefix/bin/pkg-config"
 fi
 echo "pkg-config: ${pkgconfig:-none}"
-for m in libpcre2-8 libutf8proc cpp-httplib; do
+for m in libpcre2-8 libutf8proc libzstd; do
   "$pkgconfig" --exists "$m" && echo "  $m $("$pkgconfig" --modversion "$m")" || echo "  $m NOT FOUND"
 done
 extra_cxx=""
@@ -74,7 +74,7 @@ extra_cxx=""
 link_flags="-Wl,-rpath-link,$libdir:$prefix/lib/x86_64-linux-gnu"
 
 step "configure"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON \
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON -DDS4_HTTP=OFF \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_PREFIX_PATH="$prefix/usr" \
   -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
   || { echo "configure FAILED"; return 2; }
