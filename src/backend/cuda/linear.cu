@@ -39,19 +39,23 @@ struct LinearSrc {
 };
 
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
-    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec, int64_t ld = -1) {
+    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec, int64_t per) {
   extern __shared__ __align__(16) float red[];  // [S][4][32] partial fragments
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
   const int64_t r0 = int64_t(blockIdx.x) * 16;
   LinearSrc src;
-  if (ld < 0) ld = K;  // row stride of W and x: K, or the full width when this block covers part of K
-  src.ra = W + detail::imin(r0 + g, N - 1) * ld;
-  src.rb = W + detail::imin(r0 + g + 8, N - 1) * ld;
-  src.xg = g < T ? x + int64_t(g) * ld : nullptr;
-  src.K = K;
+  // blockIdx.y: the partition of K this block covers, `per` K steps from k0 (all of K when gridDim.y == 1);
+  // its partial sums go to plane blockIdx.y of y. Offsets are multiples of kMmaStepK elements, so the 16-byte
+  // alignment of W's rows and of x is kept.
+  const int64_t k0 = int64_t(blockIdx.y) * per * detail::kMmaStepK;
+  y += int64_t(blockIdx.y) * T * N;
+  src.ra = W + detail::imin(r0 + g, N - 1) * K + k0;
+  src.rb = W + detail::imin(r0 + g + 8, N - 1) * K + k0;
+  src.xg = g < T ? x + int64_t(g) * K + k0 : nullptr;
+  src.K = detail::imin(K - k0, per * detail::kMmaStepK);
   src.c8 = 8 * (lane & 3);
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
-  const int64_t nsteps = (K + detail::kMmaStepK - 1) / detail::kMmaStepK;
+  const int64_t nsteps = (src.K + detail::kMmaStepK - 1) / detail::kMmaStepK;
   detail::mma_gemv_warp<1, kMmaU>(s, nsteps, S, src, xvec, acc);
 #pragma unroll
   for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
@@ -87,28 +91,18 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
   int64_t P = 1;
   if (tiles < 4 * int64_t(ctx.sm_count()) && nsteps >= 16)
     P = std::min<int64_t>({(4 * int64_t(ctx.sm_count()) + tiles - 1) / tiles, nsteps / 8, 32});
-  if (P < 2) {
-    const int S = detail::pick_split(occ, ctx.sm_count(), tiles, nsteps, kMmaU);
-    gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(x, int(T), K, W, N, y,
-                                                                                detail::aligned16(x));
-    DS4_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  // Partition p covers K steps [p * per, (p + 1) * per): offsets are multiples of kMmaStepK elements, so the
-  // 16-byte alignment of W's rows and of x is kept.
   const int64_t per = (nsteps + P - 1) / P;
-  P = (nsteps + per - 1) / per;
+  P = (nsteps + per - 1) / per;  // every partition non-empty
   const int S = detail::pick_split(occ, ctx.sm_count(), tiles * P, per, kMmaU);
   ScratchScope scope(ctx.scratch());
-  float* part = ctx.scratch().take<float>(size_t(P * T * N));
-  for (int64_t p = 0; p < P; p++) {
-    const int64_t k0 = p * per * detail::kMmaStepK, klen = std::min(K - k0, per * detail::kMmaStepK);
-    gemv_mma_kernel<<<unsigned(tiles), 32 * S, S * kRedPerWarp, ctx.stream()>>>(
-        x + k0, int(T), klen, W + k0, N, part + p * T * N, detail::aligned16(x + k0), K);
+  float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * N)) : y;
+  gemv_mma_kernel<<<dim3(unsigned(tiles), unsigned(P)), 32 * S, S * kRedPerWarp, ctx.stream()>>>(
+      x, int(T), K, W, N, part, detail::aligned16(x), per);
+  DS4_CUDA_CHECK_LAUNCH();
+  if (P > 1) {
+    sum_parts_kernel<<<detail::grid_for(ctx, T * N, 256), 256, 0, ctx.stream()>>>(part, int(P), T * N, y);
     DS4_CUDA_CHECK_LAUNCH();
   }
-  sum_parts_kernel<<<detail::grid_for(ctx, T * N, 256), 256, 0, ctx.stream()>>>(part, int(P), T * N, y);
-  DS4_CUDA_CHECK_LAUNCH();
 }
 
 // ----- scalar fallback (K not a multiple of 8 or rows not 16-byte aligned) -----
