@@ -73,3 +73,17 @@ TEST_F(PoisonedHead, InfLogitsFailToo) {
 
 }  // namespace
 }  // namespace ds4
+
+namespace ds4 {
+namespace {
+
+// --backend names a compute backend; one this build lacks is a clear error before anything is loaded.
+TEST(GenerateCli, UnknownBackendIsAClearError) {
+  auto r = test::run_command(test::ds4_binary() + " generate --model " + test::qwen4_fixture("text_f32") +
+                             " --tokens 5,9 --max-tokens 2 --backend nosuch");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("backend 'nosuch' is not available in this build (available: cpu"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ds4
