@@ -5,6 +5,7 @@
 # the shipped model. Make it here with tools/gpu/pack-tokenizers.sh (after tools/fetch-tokenizers.sh).
 # Runs every reference script of tools/oracle/ that needs transformers or HF tokenizers, and packs what they
 # write into $OUT/oracles.tgz (unpack with tools/gpu/unpack-oracles.sh); the log goes to $OUT/oracles.log.
+# DS4_ORACLES picks steps (default: all): "tokenizer templates default_model qwen4".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-$PWD/gpu-out}"
@@ -14,6 +15,8 @@ mkdir -p "$out" "$work"/{tokenizers,tokenizer,default_model,qwen4}
 export PYTHONUNBUFFERED=1
 step() { echo; echo "=== [$SECONDS s] $*"; }
 status=0
+steps="${DS4_ORACLES:-tokenizer templates default_model qwen4}"
+want() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 main() {
 step "unpack tokenizers"
@@ -31,18 +34,26 @@ for d in sorted(src.iterdir()):
 EOF
 python3 -c "import tokenizers, transformers, torch; print('tokenizers', tokenizers.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"
 
-step "tokenizer reference ids"
-python3 tools/oracle/tokenizer_reference.py --tokenizers "$work/tokenizers" \
-  --strings tests/fixtures/tokenizer/strings.jsonl --out "$work/tokenizer" || status=1
+if want tokenizer; then
+  step "tokenizer reference ids"
+  python3 tools/oracle/tokenizer_reference.py --tokenizers "$work/tokenizers" \
+    --strings tests/fixtures/tokenizer/strings.jsonl --out "$work/tokenizer" || status=1
+fi
 
-step "chat templates against transformers"
-python3 tools/oracle/verify_with_transformers.py --tokenizers "$work/tokenizers" || status=1
+if want templates; then
+  step "chat templates against transformers"
+  python3 tools/oracle/verify_with_transformers.py --tokenizers "$work/tokenizers" || status=1
+fi
 
-step "default model reference"
-python3 tools/oracle/make_default_model_reference.py --out "$work/default_model" || status=1
+if want default_model; then
+  step "default model reference"
+  python3 tools/oracle/make_default_model_reference.py --out "$work/default_model" || status=1
+fi
 
-step "qwen4 fixtures"
-python3 tools/oracle/make_qwen4_fixtures.py --out "$work/qwen4" || status=1
+if want qwen4; then
+  step "qwen4 fixtures"
+  python3 tools/oracle/make_qwen4_fixtures.py --out "$work/qwen4" || status=1
+fi
 
 step "pack"
 tar czf "$out/oracles.tgz" -C "$work" tokenizer default_model qwen4
