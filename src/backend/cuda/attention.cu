@@ -55,6 +55,7 @@ __device__ __forceinline__ void to_float8(const float* src, float* dst) {
 
 template <int HD, class KV>
 __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
+  detail::pdl_enter();
   using C = Cfg<HD>;
   __shared__ __align__(16) float q_s[C::kHPB][HD];
   __shared__ __align__(16) float k_s[C::kNT][C::kRow];
@@ -173,6 +174,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
 // Merges the splits of one (token, head) row: weights e^(m_s - M), normalised by the merged sum; one thread per dim.
 __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
                                     int splits, int HD) {
+  detail::pdl_enter();
   const int64_t row = blockIdx.x;
   const int d = threadIdx.x;
   const float* ml = part_ml + row * splits * 2;
@@ -219,10 +221,10 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   a.heads = int(s.heads), a.kv_heads = int(s.kv_heads), a.group = group, a.head_groups = head_groups;
   a.splits = int(splits), a.scale = scale;
   const dim3 grid(unsigned(T * splits), unsigned(s.kv_heads * head_groups));
-  attn_kernel<HD, KV><<<grid, kThreads, 0, ctx.stream()>>>(a);
+  detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
   DS4_CUDA_CHECK_LAUNCH();
   if (splits > 1) {
-    attn_combine_kernel<<<unsigned(T * s.heads), HD, 0, ctx.stream()>>>(a.part_acc, a.part_ml, gate, out, int(splits), HD);
+    detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits), HD);
     DS4_CUDA_CHECK_LAUNCH();
   }
 }

@@ -9,6 +9,7 @@ namespace {
 
 __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                             const float* state, float* y, Act act) {
+  detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * C; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / C, c = i % C;
@@ -24,6 +25,7 @@ __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w,
 
 // new history row r = padded row T + r; ascending r never reads a row this thread already overwrote.
 __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t S, float* state) {
+  detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x)
     for (int64_t r = 0; r < S; r++) {
       const int64_t src = T + r;
@@ -38,10 +40,10 @@ void causal_conv1d(Context& ctx, const float* x, int64_t T, int64_t C, const bf1
   detail::require(K >= 1 && dilation >= 1 && C >= 0 && T >= 0, "causal_conv1d: bad shape");
   if (T == 0 || C == 0) return;
   const int64_t S = (K - 1) * dilation;
-  conv_kernel<<<detail::grid_for(ctx, T * C, 256), 256, 0, ctx.stream()>>>(x, T, C, w, K, dilation, state, y, act);
+  detail::launch(ctx, conv_kernel, detail::grid_for(ctx, T * C, 256), 256, 0, x, T, C, w, K, dilation, state, y, act);
   DS4_CUDA_CHECK_LAUNCH();
   if (S == 0) return;
-  conv_state_kernel<<<detail::blocks_for(C, 128), 128, 0, ctx.stream()>>>(x, T, C, S, state);
+  detail::launch(ctx, conv_state_kernel, detail::blocks_for(C, 128), 128, 0, x, T, C, S, state);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

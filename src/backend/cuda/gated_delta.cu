@@ -22,6 +22,7 @@ template <int MAXR>
 __global__ void __launch_bounds__(kThreads)
     delta_recurrent_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta,
                            int64_t T, int64_t H, int dk, int dv, float* state, float* out) {
+  detail::pdl_enter();
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
   __shared__ float red[kWarps][32];
   const int h = blockIdx.x, lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
@@ -106,6 +107,7 @@ size_t chunked_smem_floats(int dk) {
 __global__ void __launch_bounds__(kThreads)
     delta_chunked_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta, int64_t T,
                          int64_t H, int dk, int dv, float* state, float* out) {
+  detail::pdl_enter();
   extern __shared__ float sm[];
   const int dkp = dk + 1;
   float* S_s = sm;                          // [dk][kColTile]
@@ -217,6 +219,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const float* b, const float* A_log,
                                    const float* dt_bias, int64_t KH, int64_t VH, int64_t dk, int64_t dv, float* q,
                                    float* k, float* v, float* g, float* beta) {
+  detail::pdl_enter();
   __shared__ double red[32];
   const int64_t th = blockIdx.x, t = th / VH, h = th % VH, kh = h / (VH / KH);
   const int64_t kd = KH * dk, conv_dim = 2 * kd + VH * dv;
@@ -259,11 +262,11 @@ void gated_delta_recurrent(Context& ctx, const float* q, const float* k, const f
   const dim3 grid(unsigned(s.H), detail::blocks_for(s.dv, kColTile));
   const int dk = int(s.dk), dv = int(s.dv);
   if (dk <= 64)
-    delta_recurrent_kernel<8><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+    detail::launch(ctx, delta_recurrent_kernel<8>, grid, kThreads, 0, q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
   else if (dk <= 128)
-    delta_recurrent_kernel<16><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+    detail::launch(ctx, delta_recurrent_kernel<16>, grid, kThreads, 0, q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
   else
-    delta_recurrent_kernel<32><<<grid, kThreads, 0, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
+    detail::launch(ctx, delta_recurrent_kernel<32>, grid, kThreads, 0, q, k, v, g, beta, s.T, s.H, dk, dv, state, out);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
@@ -274,7 +277,7 @@ void gated_delta_chunked(Context& ctx, const float* q, const float* k, const flo
   const size_t smem = chunked_smem_floats(int(s.dk)) * sizeof(float);
   detail::allow_smem(ctx, delta_chunked_kernel, smem);
   const dim3 grid(unsigned(s.H), detail::blocks_for(s.dv, kColTile));
-  delta_chunked_kernel<<<grid, kThreads, smem, ctx.stream()>>>(q, k, v, g, beta, s.T, s.H, int(s.dk), int(s.dv), state,
+  detail::launch(ctx, delta_chunked_kernel, grid, kThreads, smem, q, k, v, g, beta, s.T, s.H, int(s.dk), int(s.dv), state,
                                                                out);
   DS4_CUDA_CHECK_LAUNCH();
 }
@@ -285,7 +288,7 @@ void gdn_prepare(Context& ctx, const float* conv_out, const float* a, const floa
                   "gdn_prepare: value heads must be a multiple of key heads");
   if (T <= 0) return;
   detail::require(T * hd.value_heads < (int64_t(1) << 31), "gdn_prepare: too many rows");
-  gdn_prepare_kernel<<<unsigned(T * hd.value_heads), 128, 0, ctx.stream()>>>(
+  detail::launch(ctx, gdn_prepare_kernel, unsigned(T * hd.value_heads), 128, 0, 
       conv_out, a, b, A_log, dt_bias, hd.key_heads, hd.value_heads, hd.dk, hd.dv, q, k, v, g, beta);
   DS4_CUDA_CHECK_LAUNCH();
 }

@@ -43,11 +43,21 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   extern __shared__ __align__(16) float red[];  // [S][4][32] partial fragments
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
   const int64_t r0 = int64_t(blockIdx.x) * 16;
-  LinearSrc src;
   // blockIdx.y: the partition of K this block covers, `per` K steps from k0 (all of K when gridDim.y == 1);
   // its partial sums go to plane blockIdx.y of y. Offsets are multiples of kMmaStepK elements, so the 16-byte
   // alignment of W's rows and of x is kept.
   const int64_t k0 = int64_t(blockIdx.y) * per * detail::kMmaStepK;
+  {
+    // The weights are never written by the kernels before this one: while those still run (see pdl_enter),
+    // start the first 2 KiB of each of this tile's rows on their way into L2.
+    const int64_t bytes = detail::imin((K - k0) * 2, 2048), lines = bytes / 128;  // whole lines inside the row
+    for (int64_t i = threadIdx.x; i < 16 * lines; i += blockDim.x) {
+      const int64_t r = r0 + i / lines;
+      if (r < N) detail::prefetch_l2(W + r * K + k0 + (i % lines) * 64);
+    }
+  }
+  detail::pdl_enter();
+  LinearSrc src;
   y += int64_t(blockIdx.y) * T * N;
   src.ra = W + detail::imin(r0 + g, N - 1) * K + k0;
   src.rb = W + detail::imin(r0 + g + 8, N - 1) * K + k0;
@@ -72,6 +82,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
 
 // y[i] = sum over the P K-partitions of part[p][i], in partition order (deterministic).
 __global__ void sum_parts_kernel(const float* part, int P, int64_t n, float* y) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float acc = 0.0f;
     for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
@@ -96,11 +107,11 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
   const int S = detail::pick_split(occ, ctx.sm_count(), tiles * P, per, kMmaU);
   ScratchScope scope(ctx.scratch());
   float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * N)) : y;
-  gemv_mma_kernel<<<dim3(unsigned(tiles), unsigned(P)), 32 * S, S * kRedPerWarp, ctx.stream()>>>(
+  detail::launch(ctx, gemv_mma_kernel, dim3(unsigned(tiles), unsigned(P)), 32 * S, S * kRedPerWarp, 
       x, int(T), K, W, N, part, detail::aligned16(x), per);
   DS4_CUDA_CHECK_LAUNCH();
   if (P > 1) {
-    sum_parts_kernel<<<detail::grid_for(ctx, T * N, 256), 256, 0, ctx.stream()>>>(part, int(P), T * N, y);
+    detail::launch(ctx, sum_parts_kernel, detail::grid_for(ctx, T * N, 256), 256, 0, part, int(P), T * N, y);
     DS4_CUDA_CHECK_LAUNCH();
   }
 }
@@ -113,6 +124,7 @@ constexpr int64_t kGemvSmemFloats = 12288;  // 48 KiB of staged activations per 
 template <int R, int NT>
 __global__ void __launch_bounds__(kGemvWarps * 32)
     gemv_scalar_kernel(const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, int64_t kc) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) float xs[];  // [NT][kc] in plane order
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t row0 = (int64_t(blockIdx.x) * kGemvWarps + warp) * R;
@@ -156,11 +168,12 @@ void launch_gemv_scalar(Context& ctx, const float* x, int64_t T, int64_t K, cons
   const int64_t kc = std::min(cap, (K + 7) / 8 * 8);
   const size_t smem = size_t(NT * kc) * sizeof(float);
   const unsigned blocks = detail::blocks_for(N, kGemvWarps * R);
-  gemv_scalar_kernel<R, NT><<<blocks, kGemvWarps * 32, smem, ctx.stream()>>>(x, T, K, W, N, y, kc);
+  detail::launch(ctx, gemv_scalar_kernel<R, NT>, blocks, kGemvWarps * 32, smem, x, T, K, W, N, y, kc);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
 __global__ void to_bf16_kernel(const float* x, bf16* y, int64_t n) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = __float2bfloat16_rn(x[i]);
 }
@@ -190,7 +203,7 @@ void linear_blas(Context& ctx, const float* x, int64_t T, int64_t K, const bf16*
   detail::require(T < (int64_t(1) << 31) && K < (int64_t(1) << 31) && N < (int64_t(1) << 31), "linear: shape too large");
   ScratchScope scope(ctx.scratch());
   bf16* xb = ctx.scratch().take<bf16>(size_t(T * K));
-  to_bf16_kernel<<<detail::grid_for(ctx, T * K, 256), 256, 0, ctx.stream()>>>(x, xb, T * K);
+  detail::launch(ctx, to_bf16_kernel, detail::grid_for(ctx, T * K, 256), 256, 0, x, xb, T * K);
   DS4_CUDA_CHECK_LAUNCH();
   auto& blas = ctx.blas();
   const float alpha = 1.0f, beta = 0.0f;

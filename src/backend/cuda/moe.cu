@@ -37,6 +37,7 @@ constexpr int64_t kStageFloats = 12288;  // 48 KiB of staged activations per blo
 // ----------------------------------------------------------------------------------------------------------
 __global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs,
                              detail::Item* replay, int32_t* idx, float* weight) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float red[32];
   const int64_t t = blockIdx.x;
@@ -97,6 +98,7 @@ struct GateUpSrc {
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     gate_up_mma_kernel(const float* x, int T, int64_t H, int64_t I, const bf16* gate, const bf16* up,
                        const int32_t* idx, const float* weight, int64_t K, float* hbuf, int32_t* owner, bool xvec) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) float red[];  // [S][2][4][32] partial fragments
   __shared__ float scale[8];
   __shared__ int chosen[8];
@@ -180,6 +182,7 @@ struct DownSrc {
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                     const int32_t* owner, int64_t A, int64_t per, float* out) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) float red[];  // [S][4][32]
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t r0 = int64_t(blockIdx.x) * 16;
@@ -211,6 +214,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
 
 // out[i] = sum over the P partitions of part[p][i], in partition order (deterministic).
 __global__ void sum_parts_kernel(const float* part, int P, int64_t n, float* out) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float acc = 0.0f;
     for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
@@ -232,7 +236,7 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
     detail::require(tiles_i < (int64_t(1) << 31), "moe_experts: intermediate width too large");
     // Every assignment gets blocks (duplicates leave at once); the owners' tiles are the real work.
     const int S = detail::pick_split(occ, sms, tiles_i * A, nsteps, kGateUpU);
-    gate_up_mma_kernel<<<dim3(unsigned(tiles_i), unsigned(A)), 32 * S, S * kRed, ctx.stream()>>>(
+    detail::launch(ctx, gate_up_mma_kernel, dim3(unsigned(tiles_i), unsigned(A)), 32 * S, S * kRed, 
         x, int(T), H, I, w.gate, w.up, idx, weight, K, hbuf, owner, detail::aligned16(x));
     DS4_CUDA_CHECK_LAUNCH();
   }
@@ -249,11 +253,11 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
     P = (nsteps + per - 1) / per;
     const int S = detail::pick_split(occ, sms, tiles_h * P, per, kDownU);
     float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * H)) : out;
-    down_mma_kernel<<<dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, ctx.stream()>>>(
+    detail::launch(ctx, down_mma_kernel, dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, 
         hbuf, int(T), H, I, w.down, idx, owner, A, per, part);
     DS4_CUDA_CHECK_LAUNCH();
     if (P > 1) {
-      sum_parts_kernel<<<detail::grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(part, int(P), T * H, out);
+      detail::launch(ctx, sum_parts_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, part, int(P), T * H, out);
       DS4_CUDA_CHECK_LAUNCH();
     }
   }
@@ -267,6 +271,7 @@ template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     gate_up_gemv_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
                         int64_t K, float* hbuf, int64_t kc) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) float xs[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t a = blockIdx.y, t = a / K, e = idx[a];
@@ -302,6 +307,7 @@ template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     down_gemv_kernel(const float* hbuf, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                      const float* weight, int64_t K, float* out, int64_t kc) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) float hs[];  // [K][kc]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t t = blockIdx.y;
@@ -345,14 +351,14 @@ void launch_decode_scalar(Context& ctx, const ExpertWeights& w, const float* x, 
     const int64_t kc = detail::imin(kStageFloats / 8 * 8, (H + 7) / 8 * 8);
     const dim3 grid(detail::blocks_for(I, kWarps * R), unsigned(T * K));
     const size_t smem = size_t(kc) * sizeof(float);
-    gate_up_gemv_kernel<R><<<grid, kWarps * 32, smem, ctx.stream()>>>(x, H, I, w.gate, w.up, idx, K, hbuf, kc);
+    detail::launch(ctx, gate_up_gemv_kernel<R>, grid, kWarps * 32, smem, x, H, I, w.gate, w.up, idx, K, hbuf, kc);
     DS4_CUDA_CHECK_LAUNCH();
   }
   {
     const int64_t kc = detail::imin((kStageFloats / K) / 8 * 8, (I + 7) / 8 * 8);
     const dim3 grid(detail::blocks_for(H, kWarps * R), unsigned(T));
     const size_t smem = size_t(K * kc) * sizeof(float);
-    down_gemv_kernel<R><<<grid, kWarps * 32, smem, ctx.stream()>>>(hbuf, H, I, w.down, idx, weight, K, out, kc);
+    detail::launch(ctx, down_gemv_kernel<R>, grid, kWarps * 32, smem, hbuf, H, I, w.down, idx, weight, K, out, kc);
     DS4_CUDA_CHECK_LAUNCH();
   }
 }
@@ -364,6 +370,7 @@ constexpr int kBM = 64, kBN = 64, kBK = 32, kLds = kBK + 8;  // bf16 smem rows o
 
 // Warp e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e].
 __global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T, int32_t* list, int32_t* counts) {
+  detail::pdl_enter();
   const int64_t e = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (e >= E) return;
@@ -380,6 +387,7 @@ __global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T
 
 // Cuts each expert's rows into 64-row tiles, in expert order (tiny: one thread).
 __global__ void tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e, int32_t* tile_r0, int32_t* num_tiles) {
+  detail::pdl_enter();
   int n = 0;
   for (int64_t e = 0; e < E; e++)
     for (int r0 = 0; r0 < counts[e]; r0 += kBM) {
@@ -427,6 +435,7 @@ __device__ __forceinline__ void load16(const bf16* src, bool vec, int64_t k, int
 // 2x2 WMMA 16x16x16 fragments; operands staged in shared memory 32 deep along K.
 template <class ASrc>
 __global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
+  detail::pdl_enter();
   using namespace nvcuda;
   if (int(blockIdx.y) >= *g.num_tiles) return;
   __shared__ __align__(32) bf16 As[kBM][kLds];
@@ -493,12 +502,14 @@ __global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
 }
 
 __global__ void swiglu_bf16_kernel(const float* gt, const float* up, bf16* h, int64_t n) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     h[i] = __float2bfloat16_rn(detail::silu(gt[i]) * up[i]);
 }
 
 // out[t][h] = sum_j weight[t][j] * y[t*K + j][h], slots in order.
 __global__ void combine_kernel(const float* y, const float* weight, int64_t T, int64_t K, int64_t H, float* out) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * H; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / H, h = i % H;
     float acc = 0.0f;
@@ -524,9 +535,9 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   float* ybuf = s.take<float>(size_t(A * H));
   detail::require(max_tiles < 65536, "moe_experts: more than 65535 expert tiles in one call; split the chunk");
 
-  group_kernel<<<detail::blocks_for(E, 8), 256, 0, ctx.stream()>>>(idx, A, E, T, list, counts);
+  detail::launch(ctx, group_kernel, detail::blocks_for(E, 8), 256, 0, idx, A, E, T, list, counts);
   DS4_CUDA_CHECK_LAUNCH();
-  tiles_kernel<<<1, 1, 0, ctx.stream()>>>(counts, E, tile_e, tile_r0, num_tiles);
+  detail::launch(ctx, tiles_kernel, 1, 1, 0, counts, E, tile_e, tile_r0, num_tiles);
   DS4_CUDA_CHECK_LAUNCH();
 
   GroupedGemm g{};
@@ -535,17 +546,17 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   g.a_src = x, g.lda = H, g.a_div = K, g.w[0] = w.gate, g.w[1] = w.up, g.out[0] = gbuf, g.out[1] = ubuf;
   g.N = I, g.Kd = H;
   g.vec = H % 8 == 0 && detail::aligned16(x) && detail::aligned16(w.gate) && detail::aligned16(w.up);
-  grouped_gemm_kernel<float><<<dim3(detail::blocks_for(I, kBN), unsigned(max_tiles), 2), 128, 0, ctx.stream()>>>(g);
+  detail::launch(ctx, grouped_gemm_kernel<float>, dim3(detail::blocks_for(I, kBN), unsigned(max_tiles), 2), 128, 0, g);
   DS4_CUDA_CHECK_LAUNCH();
-  swiglu_bf16_kernel<<<detail::grid_for(ctx, A * I, 256), 256, 0, ctx.stream()>>>(gbuf, ubuf, hbuf, A * I);
+  detail::launch(ctx, swiglu_bf16_kernel, detail::grid_for(ctx, A * I, 256), 256, 0, gbuf, ubuf, hbuf, A * I);
   DS4_CUDA_CHECK_LAUNCH();
   // down: A rows are the SwiGLU outputs of the assignment itself, K dim = I, N = H.
   g.a_src = hbuf, g.lda = I, g.a_div = 1, g.w[0] = g.w[1] = w.down, g.out[0] = g.out[1] = ybuf;
   g.N = H, g.Kd = I;
   g.vec = I % 8 == 0 && detail::aligned16(w.down);
-  grouped_gemm_kernel<bf16><<<dim3(detail::blocks_for(H, kBN), unsigned(max_tiles), 1), 128, 0, ctx.stream()>>>(g);
+  detail::launch(ctx, grouped_gemm_kernel<bf16>, dim3(detail::blocks_for(H, kBN), unsigned(max_tiles), 1), 128, 0, g);
   DS4_CUDA_CHECK_LAUNCH();
-  combine_kernel<<<detail::grid_for(ctx, T * H, 256), 256, 0, ctx.stream()>>>(ybuf, weight, T, K, H, out);
+  detail::launch(ctx, combine_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, ybuf, weight, T, K, H, out);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
@@ -562,7 +573,7 @@ void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t 
   auto* replay = ctx.scratch().take<detail::Item>(size_t(T * E));
   const size_t smem = size_t((k * 4 + 15) / 16 * 16) + detail::topk_smem_bytes(E);
   detail::allow_smem(ctx, route_kernel, smem);
-  route_kernel<<<unsigned(T), 256, smem, ctx.stream()>>>(logits, E, k, renormalize, probs, replay, idx, weight);
+  detail::launch(ctx, route_kernel, unsigned(T), 256, smem, logits, E, k, renormalize, probs, replay, idx, weight);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -43,6 +43,7 @@ __device__ __forceinline__ float norm_out(float xv, float inv, int64_t seg, int6
 // One warp per segment; blockDim = 256 (8 segments per block).
 template <NormKind kind>
 __global__ void norm_warp_kernel(NormArgs a) {
+  detail::pdl_enter();
   const int64_t seg = int64_t(blockIdx.x) * 8 + (threadIdx.x >> 5);
   if (seg >= a.segments) return;
   const int lane = threadIdx.x & 31;
@@ -58,6 +59,7 @@ __global__ void norm_warp_kernel(NormArgs a) {
 // One block of 256 per segment, for segments longer than 1024 (the hyper-connection norm: hidden_size).
 template <NormKind kind>
 __global__ void norm_block_kernel(NormArgs a) {
+  detail::pdl_enter();
   __shared__ double red[32];
   const int64_t seg = blockIdx.x;
   const int64_t off = seg * a.seg_len;
@@ -73,10 +75,10 @@ template <NormKind kind>
 void launch_norm(Context& ctx, const NormArgs& a) {
   if (a.segments == 0 || a.seg_len == 0) return;
   if (a.seg_len <= 1024) {
-    norm_warp_kernel<kind><<<detail::blocks_for(a.segments, 8), 256, 0, ctx.stream()>>>(a);
+    detail::launch(ctx, norm_warp_kernel<kind>, detail::blocks_for(a.segments, 8), 256, 0, a);
   } else {
     detail::require(a.segments < (int64_t(1) << 31), "too many norm segments");
-    norm_block_kernel<kind><<<unsigned(a.segments), 256, 0, ctx.stream()>>>(a);
+    detail::launch(ctx, norm_block_kernel<kind>, unsigned(a.segments), 256, 0, a);
   }
   DS4_CUDA_CHECK_LAUNCH();
 }

@@ -14,6 +14,7 @@ struct History {
 };
 
 __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, const int64_t* context, int64_t* rows) {
+  detail::pdl_enter();
   const int64_t ctx = p.ngram - 1, heads = p.heads();
   const History hist{context, tokens, ctx};
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < T; t += int64_t(gridDim.x) * blockDim.x)
@@ -22,6 +23,7 @@ __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, con
 
 // new context[r] = history[T + r]; ascending r never reads an entry already replaced (T >= 1).
 __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
+  detail::pdl_enter();
   for (int64_t r = 0; r < ctx; r++) {
     const int64_t src = T + r;
     context[r] = src < ctx ? context[src] : int64_t(tokens[src - ctx]);
@@ -34,9 +36,9 @@ void ple_ngram_rows(Context& ctx, const PleHash& hash, const int32_t* tokens, in
                     int64_t* rows) {
   detail::require(hash.ngram >= 2 && hash.heads_per_ngram >= 1, "ple_ngram_rows: hash constants not set");
   if (T <= 0) return;
-  ple_rows_kernel<<<detail::grid_for(ctx, T, 128), 128, 0, ctx.stream()>>>(hash, tokens, T, context, rows);
+  detail::launch(ctx, ple_rows_kernel, detail::grid_for(ctx, T, 128), 128, 0, hash, tokens, T, context, rows);
   DS4_CUDA_CHECK_LAUNCH();
-  ple_context_kernel<<<1, 1, 0, ctx.stream()>>>(tokens, T, hash.ngram - 1, context);
+  detail::launch(ctx, ple_context_kernel, 1, 1, 0, tokens, T, hash.ngram - 1, context);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -11,6 +11,7 @@ namespace {
 // blocks of the grid beyond them return at once (the grid is sized for the most a chunk can complete).
 __global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* pos_dev, int64_t T, int64_t R,
                             int64_t D, const bf16* k_norm, RopeParams rope, float eps, float* block_keys) {
+  detail::pdl_enter();
   extern __shared__ float vals[];  // [D]
   __shared__ double red[32];
   if (pos_dev) {
@@ -57,6 +58,7 @@ constexpr int kScoreBlocks = 32, kScoreThreads = 128;
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
                  int64_t R, int64_t block_topk, int64_t nb_max, float* scores) {
+  detail::pdl_enter();
   extern __shared__ float sm[];
   if (pos0_dev) pos0 = *pos0_dev;
   float* q_s = sm;                           // [IH][D]
@@ -89,6 +91,7 @@ __global__ void __launch_bounds__(kScoreThreads)
 // expanded to positions, then the incomplete tail block.
 __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int64_t pos0, int64_t R, int64_t block_topk,
                               int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   if (pos0_dev) pos0 = *pos0_dev;
   const int64_t t = blockIdx.x, p = pos0 + t, nb = (p + 1) / R;
@@ -124,7 +127,7 @@ void pool_impl(Context& ctx, const float* index_keys, int64_t b0, const int64_t*
   if (blocks == 0) return;
   const size_t smem = size_t(D) * sizeof(float);
   detail::allow_smem(ctx, pool_kernel, smem);
-  pool_kernel<<<blocks, 128, smem, ctx.stream()>>>(index_keys, b0, pos_dev, T, R, D, k_norm, rope, eps, block_keys);
+  detail::launch(ctx, pool_kernel, blocks, 128, smem, index_keys, b0, pos_dev, T, R, D, k_norm, rope, eps, block_keys);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
@@ -146,13 +149,13 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     const size_t score_smem = size_t(IH * D + kScoreBlocks * (D + 1) + 4 * kScoreBlocks) * sizeof(float);
     detail::allow_smem(ctx, score_kernel, score_smem);
     const dim3 grid(detail::blocks_for(nb_max, kScoreBlocks), unsigned(T));
-    score_kernel<<<grid, kScoreThreads, score_smem, ctx.stream()>>>(q, block_keys, pos0.dev, pos0.bound, IH, D, R,
+    detail::launch(ctx, score_kernel, grid, kScoreThreads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
                                                                     block_topk, nb_max, scores);
     DS4_CUDA_CHECK_LAUNCH();
     select_smem = size_t(2 * block_topk) * sizeof(int) + detail::topk_smem_bytes(nb_max);
     detail::allow_smem(ctx, select_kernel, select_smem);
   }
-  select_kernel<<<unsigned(T), 256, select_smem, ctx.stream()>>>(scores, pos0.dev, pos0.bound, R, block_topk, nb_max,
+  detail::launch(ctx, select_kernel, unsigned(T), 256, select_smem, scores, pos0.dev, pos0.bound, R, block_topk, nb_max,
                                                                  replay, sel, count, stride);
   DS4_CUDA_CHECK_LAUNCH();
 }

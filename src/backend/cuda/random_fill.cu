@@ -14,10 +14,12 @@ __device__ __forceinline__ float uniform(uint64_t stream, int64_t i, float scale
 }
 
 __global__ void fill_bf16_kernel(bf16* dst, int64_t n, uint64_t stream, float scale) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = __float2bfloat16_rn(uniform(stream, i, scale));
 }
 __global__ void fill_f32_kernel(float* dst, int64_t n, uint64_t stream, float scale) {
+  detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = uniform(stream, i, scale);
 }
@@ -26,13 +28,13 @@ __global__ void fill_f32_kernel(float* dst, int64_t n, uint64_t stream, float sc
 
 void fill_uniform_bf16(Context& ctx, bf16* dst, int64_t n, uint64_t stream, float scale) {
   if (n <= 0) return;
-  fill_bf16_kernel<<<detail::grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(dst, n, stream, scale);
+  detail::launch(ctx, fill_bf16_kernel, detail::grid_for(ctx, n, 256), 256, 0, dst, n, stream, scale);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
 void fill_uniform_f32(Context& ctx, float* dst, int64_t n, uint64_t stream, float scale) {
   if (n <= 0) return;
-  fill_f32_kernel<<<detail::grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(dst, n, stream, scale);
+  detail::launch(ctx, fill_f32_kernel, detail::grid_for(ctx, n, 256), 256, 0, dst, n, stream, scale);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -8,6 +8,7 @@ namespace {
 
 __global__ void rope_kernel(float* x, int64_t T, int64_t heads, int64_t token_stride, int64_t head_stride,
                             RopeParams rope, Positions pos) {
+  detail::pdl_enter();
   const int64_t half = rope.rotary_dim / 2, n = T * heads * half;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = idx % half, th = idx / half, h = th % heads, t = th / heads;
@@ -40,7 +41,7 @@ void apply_rope(Context& ctx, float* x, int64_t T, int64_t heads, int64_t token_
   detail::require(rope.rotary_dim <= head_stride || heads == 1, "apply_rope: rotary_dim exceeds the head stride");
   const int64_t n = T * heads * (rope.rotary_dim / 2);
   if (n <= 0) return;
-  rope_kernel<<<detail::grid_for(ctx, n, 256), 256, 0, ctx.stream()>>>(x, T, heads, token_stride, head_stride, rope, pos);
+  detail::launch(ctx, rope_kernel, detail::grid_for(ctx, n, 256), 256, 0, x, T, heads, token_stride, head_stride, rope, pos);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

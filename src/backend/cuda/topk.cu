@@ -7,6 +7,7 @@ namespace {
 constexpr int64_t kMaxTopkN = 16384;  // 136 KiB of keys and marks: within the opt-in shared memory
 
 __global__ void topk_kernel(const float* v, int64_t n, int64_t stride, int64_t k, detail::Item* replay, int32_t* idx) {
+  detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   const int64_t r = blockIdx.x;
   const float* row = v + r * stride;
@@ -24,7 +25,7 @@ void topk(Context& ctx, const float* v, int64_t rows, int64_t n, int64_t stride,
   auto* replay = ctx.scratch().take<detail::Item>(size_t(rows * n));
   const size_t smem = detail::topk_smem_bytes(n);
   detail::allow_smem(ctx, topk_kernel, smem);
-  topk_kernel<<<unsigned(rows), 256, smem, ctx.stream()>>>(v, n, stride, k, replay, idx);
+  detail::launch(ctx, topk_kernel, unsigned(rows), 256, smem, v, n, stride, k, replay, idx);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
