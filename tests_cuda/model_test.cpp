@@ -66,7 +66,13 @@ Loaded load_rounded(const std::string& dir) {
         round(*m);
   }
   hc(l.weights.final_mixer);
-  l.weights.mtp.reset();  // the CUDA model has no draft head yet; compare the main model only
+  if (l.weights.mtp) {
+    auto& m = *l.weights.mtp;
+    for (auto* t : {&m.pre_norm_embed, &m.pre_norm_hidden, &m.fc, &m.input_norm, &m.post_norm, &m.norm, &m.attn.q,
+                    &m.attn.k, &m.attn.v, &m.attn.o, &m.attn.q_norm, &m.attn.k_norm})
+      round(*t);
+    moe(m.moe);
+  }
   return l;
 }
 
@@ -190,6 +196,46 @@ TEST_P(CudaModel, ShortChunksMatchTheCpuBackend) {
   expect_rows_close(all_g, all_c, V, what.str(), 2e-3, 5e-3);
 }
 
+// The MTP draft head on the GPU against the CPU's, teacher-forced: after a prefill (bfloat16 GEMM bounds), and
+// pair by pair after chunks of at most 4 tokens (float32 bounds).
+TEST_P(CudaModel, DraftHeadMatchesTheCpuBackend) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  if (!l.weights.mtp) GTEST_SKIP() << p << " has no MTP head";
+  const int64_t V = l.config.vocab_size;
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  qwen::QwenHybridModel cpu(l.config, l.weights);
+  ASSERT_TRUE(gpu->has_draft_head());
+  const auto tokens = random_tokens(p.prompt + 1, V, 13);
+  {
+    auto gs = gpu->new_state(), cs = cpu.new_state();
+    const std::span<const int32_t> prompt(tokens.data(), size_t(p.prompt)), pairs(tokens.data() + 1, size_t(p.prompt));
+    std::vector<float> g, c;
+    gpu->forward(*gs, prompt, g, false);
+    cpu.forward(*cs, prompt, c, false);
+    gpu->draft(*gs, pairs, g, true);
+    cpu.draft(*cs, pairs, c, true);
+    std::ostringstream what;
+    what << p << ": draft after one prefill";
+    expect_rows_close(g, c, V, what.str(), 5e-2, 0.15);
+  }
+  auto gs = gpu->new_state(), cs = cpu.new_state();
+  std::vector<float> g, c, dg, dc, all_g, all_c;
+  for (int64_t at = 0, n = 1; at < p.prompt; at += n, n = n % 4 + 1) {
+    n = std::min(n, p.prompt - at);
+    gpu->forward(*gs, std::span<const int32_t>(tokens.data() + at, size_t(n)), g, false);
+    cpu.forward(*cs, std::span<const int32_t>(tokens.data() + at, size_t(n)), c, false);
+    const std::span<const int32_t> next(tokens.data() + at + 1, size_t(n));
+    gpu->draft(*gs, next, dg, true);
+    cpu.draft(*cs, next, dc, true);
+    all_g.insert(all_g.end(), dg.begin(), dg.end());
+    all_c.insert(all_c.end(), dc.begin(), dc.end());
+  }
+  std::ostringstream what;
+  what << p << ": draft after chunks of 1 to 4 tokens";
+  expect_rows_close(all_g, all_c, V, what.str(), 2e-3, 5e-3);
+}
+
 TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
   const auto p = GetParam();
   auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
@@ -212,6 +258,13 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
     with_graphs->forward(*a, t, la, false);
     without->forward(*b, t, lb, false);
     ASSERT_EQ(la, lb) << p << ": decode step " << i;
+    if (with_graphs->has_draft_head()) {  // the graph also keeps the hidden row the draft head reads
+      std::vector<float> da, db;
+      const std::vector<int32_t> next{tokens[size_t(p.prompt + i + 1) % tokens.size()]};
+      with_graphs->draft(*a, next, da, false);
+      without->draft(*b, next, db, false);
+      ASSERT_EQ(da, db) << p << ": draft at decode step " << i;
+    }
     if (c) {
       with_graphs->forward(*c, t, lc, false);
       ASSERT_EQ(lc, la) << p << ": clone at decode step " << i;

@@ -72,7 +72,7 @@ class CudaQwenState : public SequenceState {
   int64_t position() const override { return pos; }
   std::unique_ptr<SequenceState> clone() const override;
   size_t bytes() const override {
-    size_t n = pos_dev.bytes();
+    size_t n = pos_dev.bytes() + mtp.keys.bytes() + mtp.values.bytes() + last_hidden.bytes();
     for (auto& l : layers)
       n += l.conv.bytes() + l.recurrent.bytes() + l.keys.bytes() + l.values.bytes() + l.index_keys.bytes() +
            l.block_keys.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
@@ -85,6 +85,11 @@ class CudaQwenState : public SequenceState {
 
   const CudaQwenModel& model;
   int64_t pos = 0, capacity = 0;  // capacity: positions the caches hold
+  // The MTP draft head: its own KV cache (in mtp.keys/values, capacity positions), the pairs it has consumed,
+  // and the final hidden states of the last forward call [last_rows][H] (every row: the head reads them all).
+  LayerState mtp;
+  int64_t mtp_pos = 0, last_rows = 0;
+  DeviceBuffer<float> last_hidden;
   DeviceBuffer<int64_t> pos_dev;  // the same position, read by decode graphs
   std::vector<LayerState> layers;
   cudaGraphExec_t graph = nullptr;  // the captured decode step; valid while the caches keep their addresses
@@ -115,6 +120,7 @@ class CudaQwenModel : public Model {
   }
 
   const ModelInfo& info() const override { return info_; }
+  bool has_draft_head() const override { return w_.mtp.has_value(); }
   const Config& config() const { return cfg_; }
   Context& ctx() const { return ctx_; }
   std::mutex& mutex() const { return mu_; }
@@ -158,12 +164,40 @@ class CudaQwenModel : public Model {
                                                   std::to_string(cfg_.max_position_embeddings));
     std::lock_guard<std::mutex> lock(mu_);
     reserve(st, st.pos + T);
+    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
+      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
+      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
+    }
     logits.resize(size_t((all_positions ? T : 1) * V));
     for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
       const int64_t n = std::min(opts_.prefill_chunk, T - c0);
       const bool last = c0 + n == T;
       float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
-      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), out, all_positions);
+      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, out, all_positions);
+    }
+    st.last_rows = T;
+  }
+
+  // The MTP head over the pairs (h_s, x_{s+1}) of the last forward call (models/qwen_hybrid/mtp.cpp).
+  void draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
+             bool all_positions) const override {
+    if (!w_.mtp) throw Error(ErrorKind::Unsupported, "this model has no MTP draft head");
+    auto& st = dynamic_cast<CudaQwenState&>(state);
+    const int64_t V = cfg_.vocab_size, T = int64_t(next_tokens.size());
+    if (T == 0 || T > st.last_rows)
+      throw Error(ErrorKind::InvalidArgument, "draft: needs 1 to " + std::to_string(st.last_rows) +
+                                                  " tokens (the positions of the last forward call)");
+    for (auto t : next_tokens)
+      if (t < 0 || t >= V) throw Error(ErrorKind::InvalidArgument, "draft: token id " + std::to_string(t) + " out of range");
+    std::lock_guard<std::mutex> lock(mu_);
+    reserve(st, st.mtp_pos + T);
+    logits.resize(size_t((all_positions ? T : 1) * V));
+    for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
+      const int64_t n = std::min(opts_.prefill_chunk, T - c0);
+      const bool last = c0 + n == T;
+      float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
+      run_draft_chunk(st, next_tokens.subspan(size_t(c0), size_t(n)), st.last_hidden.get() + c0 * cfg_.hidden_size,
+                      out, all_positions);
     }
   }
 
@@ -189,6 +223,14 @@ class CudaQwenModel : public Model {
       l.keys = std::move(keys), l.values = std::move(values);
       l.index_keys = std::move(index_keys), l.block_keys = std::move(block_keys);
     }
+    if (w_.mtp) {
+      auto& l = st.mtp;
+      DeviceBuffer<bf16> keys(size_t(cap * kv)), values(size_t(cap * kv));
+      copy_async(ctx_, keys.get(), l.keys.get(), size_t(st.mtp_pos * kv) * sizeof(bf16));
+      copy_async(ctx_, values.get(), l.values.get(), size_t(st.mtp_pos * kv) * sizeof(bf16));
+      ctx_.synchronize();
+      l.keys = std::move(keys), l.values = std::move(values);
+    }
     st.capacity = cap;
     st.drop_graph();
   }
@@ -201,6 +243,11 @@ class CudaQwenModel : public Model {
     copy_async(ctx_, n->pos_dev.get(), s.pos_dev.get(), sizeof(int64_t));
     const Config& c = cfg_;
     const int64_t kv = c.num_kv_heads * padded_head_dim(c.head_dim), D = c.idx_head_dim;
+    n->mtp_pos = s.mtp_pos;
+    n->last_rows = s.last_rows;
+    dup(ctx_, n->mtp.keys, s.mtp.keys, size_t(s.mtp_pos * kv));
+    dup(ctx_, n->mtp.values, s.mtp.values, size_t(s.mtp_pos * kv));
+    dup(ctx_, n->last_hidden, s.last_hidden, size_t(s.last_rows * c.hidden_size));
     n->layers.resize(s.layers.size());
     for (size_t i = 0; i < s.layers.size(); i++) {
       const auto& a = s.layers[i];
@@ -277,7 +324,8 @@ class CudaQwenModel : public Model {
 
   // One chunk (at most prefill_chunk tokens) from the state's position. out: the host logits of every row
   // (all_positions) or of the last row, or null when this is not the last chunk.
-  void run_chunk(CudaQwenState& st, std::span<const int32_t> tokens, float* out, bool all_positions) const {
+  void run_chunk(CudaQwenState& st, std::span<const int32_t> tokens, int64_t row0, float* out,
+                 bool all_positions) const {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size, H = cfg_.hidden_size;
     std::memcpy(tok_host_.get(), tokens.data(), tokens.size_bytes());
     DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
@@ -287,7 +335,7 @@ class CudaQwenModel : public Model {
       if (!st.graph) capture_decode(st);
       DS4_CUDA_CHECK(cudaGraphLaunch(st.graph, ctx_.stream()));
     } else {
-      step(st, T, SeqPos::host(st.pos), rows_all);
+      step(st, T, SeqPos::host(st.pos), rows_all, row0);
     }
     st.pos += T;
     if (profiler_.on()) {
@@ -315,12 +363,66 @@ class CudaQwenModel : public Model {
     }
   }
 
+  // models/qwen_hybrid/mtp.cpp: mtp_forward over one chunk of pairs, then the shared lm_head.
+  void run_draft_chunk(CudaQwenState& st, std::span<const int32_t> tokens, const float* hid, float* out,
+                       bool all_positions) const {
+    const Config& c = cfg_;
+    const DMtp& m = *w_.mtp;
+    const int64_t T = int64_t(tokens.size()), H = c.hidden_size, V = c.vocab_size, N = m.attn.proj.rows;
+    const float eps = float(c.rms_eps);
+    std::memcpy(tok_host_.get(), tokens.data(), tokens.size_bytes());
+    DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
+                                   ctx_.stream()));
+    ScratchScope scope(ctx_.scratch());
+    float* emb = take<float>(T * H);
+    float* en = take<float>(T * H);
+    float* hn = take<float>(T * H);
+    float* cat = take<float>(T * 2 * H);
+    float* u = take<float>(T * H);
+    float* a = take<float>(T * H);
+    float* o = take<float>(T * H);
+    float* pr = take<float>(T * N);
+    int32_t* pos3 = take<int32_t>(3 * T);
+    // [normed embedding of x_{s+1} ; normed h_s], the embedding first (fc's input columns 0..H-1).
+    embed_streams(ctx_, w_.embed.p(), H, tok_dev_.get(), T, 1, emb);
+    rms_norm_offset(ctx_, emb, m.pre_norm_embed.p(), en, T, H, H, eps);
+    rms_norm_offset(ctx_, hid, m.pre_norm_hidden.p(), hn, T, H, H, eps);
+    copy_rows(ctx_, cat, 2 * H, en, H, T, H);
+    copy_rows(ctx_, cat + H, 2 * H, hn, H, T, H);
+    linear(ctx_, cat, T, 2 * H, m.fc.p(), H, u);
+    // Pre-norm causal attention with a residual, then the pre-norm MoE with a residual, then the final norm.
+    const SeqPos sp = SeqPos::host(st.mtp_pos);
+    rms_norm_offset(ctx_, u, m.input_norm.p(), a, T, H, H, eps);
+    fill_positions(ctx_, sp, T, pos3);
+    linear(ctx_, a, T, H, m.attn.proj.p(), N, pr);
+    gated_attention(m.attn, st.mtp.keys.get(), st.mtp.values.get(), pr, N, T, sp, pos3, KeySelection::causal(sp, T), o);
+    add(ctx_, u, o, u, T * H);
+    rms_norm_offset(ctx_, u, m.post_norm.p(), a, T, H, H, eps);
+    moe_block(m.moe, a, T, o);
+    add(ctx_, u, o, u, T * H);
+    rms_norm_offset(ctx_, u, m.norm.p(), a, T, H, H, eps);
+    st.mtp_pos += T;
+    if (!out) {
+      ctx_.synchronize();
+      return;
+    }
+    const int64_t first = all_positions ? 0 : T - 1;
+    for (int64_t r0 = first; r0 < T; r0 += kHeadRows) {
+      const int64_t rows = std::min(kHeadRows, T - r0);
+      linear(ctx_, a + r0 * H, rows, H, w_.head().p(), V, logits_dev_.get());
+      DS4_CUDA_CHECK(cudaMemcpyAsync(logits_host_.get(), logits_dev_.get(), size_t(rows * V) * sizeof(float),
+                                     cudaMemcpyDeviceToHost, ctx_.stream()));
+      ctx_.synchronize();
+      std::memcpy(out + (r0 - first) * V, logits_host_.get(), size_t(rows * V) * sizeof(float));
+    }
+  }
+
   // Records one decode step of this state, reading the position from pos_dev (valid up to the capacity).
   void capture_decode(CudaQwenState& st) const {
     cudaGraph_t g = nullptr;
     DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
     try {
-      step(st, 1, SeqPos{st.pos_dev.get(), st.capacity - 1}, false);
+      step(st, 1, SeqPos{st.pos_dev.get(), st.capacity - 1}, false, 0);
     } catch (...) {
       cudaStreamEndCapture(ctx_.stream(), &g);
       if (g) cudaGraphDestroy(g);
@@ -334,7 +436,7 @@ class CudaQwenModel : public Model {
 
   // The forward pass of T tokens at position sp (tokens already in tok_dev_). Leaves the final hidden states
   // of every row (rows_all) or of the last row in hidden_, and the last row's logits in logits_dev_.
-  void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all) const {
+  void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all, int64_t row0) const {
     const Config& c = cfg_;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     DS4_CUDA_CHECK(cudaStreamIsCapturing(ctx_.stream(), &capture));
@@ -385,11 +487,14 @@ class CudaQwenModel : public Model {
         hc_inject(ctx_, x, out, inject, T, S, H);
       }
     }
-    const int64_t first = rows_all ? 0 : T - 1;
+    // The draft head reads every row's final hidden state; otherwise only the rows asked for are mixed.
+    const int64_t first = rows_all || w_.mtp ? 0 : T - 1;
     auto head_span = span("final mix and lm_head");
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
+    if (w_.mtp) copy_async(ctx_, st.last_hidden.get() + row0 * H, hidden_.get(), size_t(T * H) * sizeof(float));
     auto lm_span = span("lm_head linear");
-    if (!rows_all) linear(ctx_, hidden_.get(), 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
+    if (!rows_all)
+      linear(ctx_, hidden_.get() + (T - 1 - first) * H, 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
     advance_position(ctx_, st.pos_dev.get(), T);
   }
 
@@ -479,7 +584,7 @@ class CudaQwenModel : public Model {
   void attn_block(const DAttn& w, LayerState& ls, const float* x, int64_t T, SeqPos sp, const int32_t* pos3,
                   float* out) const {
     const Config& c = cfg_;
-    const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
+    const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim;
     const int64_t IH = c.idx_heads, D = c.idx_head_dim, R = c.idx_ratio, topk = c.idx_budget / c.idx_ratio;
     const int64_t stride = qsa_list_stride(topk, R), N = w.proj.rows, QG = NH * 2 * HD, off_idx = QG + 2 * KVH * HD;
     const float eps = float(c.rms_eps);
@@ -505,6 +610,20 @@ class CudaQwenModel : public Model {
       qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
     }
 
+    gated_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, KeySelection::lists(sel, count, stride), out);
+  }
+
+  // models/qwen_hybrid/sparse_attention.cpp: gated_attention. pr [T][N] holds the projections (q and gate
+  // interleaved per head, k, v from column 0); the keys and values are appended to the caches at sp, and each
+  // query reads the positions `selection` gives.
+  void gated_attention(const DAttn& w, bf16* keys, bf16* values, float* pr, int64_t N, int64_t T, SeqPos sp,
+                       const int32_t* pos3, const KeySelection& selection, float* out) const {
+    const Config& c = cfg_;
+    const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
+    const int64_t QG = NH * 2 * HD;
+    const float eps = float(c.rms_eps);
+    const Positions positions{pos3, 0};
+    ScratchScope scope(ctx_.scratch());
     // q_proj interleaves per head [query (HD), gate (HD)].
     float* qg = cols(pr, T, N, 0, QG);
     float* q = take<float>(T * NH * HD);
@@ -520,20 +639,19 @@ class CudaQwenModel : public Model {
     apply_rope(ctx_, q, T, NH, NH * HD, HD, rope_.params(), positions);
     apply_rope(ctx_, k, T, KVH, KVH * HD, HD, rope_.params(), positions);
     const float scale = 1.0f / std::sqrt(float(HD));
-    const KeySelection selection = KeySelection::lists(sel, count, stride);
     float* att = take<float>(T * NH * HD);
     {
       auto p3 = prof("attn.attention");
       if (HDp == HD) {
-        store_rows_bf16(ctx_, k, T, KVH * HD, ls.keys.get(), sp);
-        store_rows_bf16(ctx_, v, T, KVH * HD, ls.values.get(), sp);
-        attention(ctx_, q, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
+        store_rows_bf16(ctx_, k, T, KVH * HD, keys, sp);
+        store_rows_bf16(ctx_, v, T, KVH * HD, values, sp);
+        attention(ctx_, q, keys, values, AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
       } else {
         float* qp = pad(q, T * NH, HD, HDp);
-        store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, ls.keys.get(), sp);
-        store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, ls.values.get(), sp);
+        store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, keys, sp);
+        store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, values, sp);
         float* attp = take<float>(T * NH * HDp);
-        attention(ctx_, qp, ls.keys.get(), ls.values.get(), AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
+        attention(ctx_, qp, keys, values, AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
         copy_rows(ctx_, att, HD, attp, HDp, T * NH, HD);
         mul_sigmoid(ctx_, att, gate, T * NH * HD);
       }

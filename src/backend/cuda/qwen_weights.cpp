@@ -75,11 +75,6 @@ class Builder {
   int64_t bytes_ = 0;
 };
 
-template <class T>
-const T* maybe(const qwen::Weights* w, const T& member) {
-  return w ? &member : nullptr;
-}
-
 DHyperConn build_hc(Builder& b, const qwen::HyperConnWeights* h, const qwen::Config& c, bool inject) {
   const int64_t D = c.hc_count * c.hidden_size, R = c.hc_lowrank, S = c.hc_count;
   DHyperConn d;
@@ -190,7 +185,7 @@ QwenDeviceWeights build(Context& ctx, const qwen::Config& c, const qwen::Weights
   Builder b(ctx, w, seed);
   QwenDeviceWeights d;
   const int64_t H = c.hidden_size, V = c.vocab_size;
-  d.embed = b.mat(maybe(w, w ? w->embed : qwen::Mat{}), V, H, 1.0f);
+  d.embed = b.mat(w ? &w->embed : nullptr, V, H, 1.0f);
   if (!c.tie_word_embeddings) d.lm_head = b.proj(w ? &w->lm_head : nullptr, V, H);
   for (int64_t i = 0; i < c.num_layers; i++) {
     const qwen::LayerWeights* lw = w ? &w->layers[size_t(i)] : nullptr;
@@ -210,6 +205,20 @@ QwenDeviceWeights build(Context& ctx, const qwen::Config& c, const qwen::Weights
     d.layers.push_back(std::move(l));
   }
   d.final_mixer = build_hc(b, w ? &w->final_mixer : nullptr, c, false);
+  if (w && w->mtp) {
+    const qwen::MtpWeights& m = *w->mtp;
+    const int64_t H = c.hidden_size;
+    DMtp t;
+    t.pre_norm_embed = b.norm(&m.pre_norm_embed, H);
+    t.pre_norm_hidden = b.norm(&m.pre_norm_hidden, H);
+    t.fc = b.proj(&m.fc, H, 2 * H);
+    t.input_norm = b.norm(&m.input_norm, H);
+    t.post_norm = b.norm(&m.post_norm, H);
+    t.norm = b.norm(&m.norm, H);
+    t.attn = build_attn(b, &m.attn, c, false);
+    t.moe = build_moe(b, &m.moe, c);
+    d.mtp = std::move(t);
+  }
   b.finish();
   d.bytes = b.bytes();
   return d;

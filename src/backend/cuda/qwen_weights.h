@@ -58,10 +58,19 @@ struct DLayer {
   std::optional<DPle> ple;
 };
 
+// The MTP draft head (docs/mtp.md): norms, fc over [normed embedding; normed hidden], one full-attention MoE
+// layer (no indexer), a final norm; embed_tokens and lm_head are the main model's.
+struct DMtp {
+  DMat pre_norm_embed, pre_norm_hidden, fc, input_norm, post_norm, norm;
+  DAttn attn;
+  DMoe moe;
+};
+
 struct QwenDeviceWeights {
   DMat embed, lm_head;  // lm_head empty when tied
   std::vector<DLayer> layers;
   DHyperConn final_mixer;
+  std::optional<DMtp> mtp;  // when the checkpoint has the head (never for random weights)
   int64_t bytes = 0;  // device memory the weights take
   const DMat& head() const { return lm_head.rows ? lm_head : embed; }
 };
