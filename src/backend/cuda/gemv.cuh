@@ -140,6 +140,34 @@ __device__ __forceinline__ void mma_gemv_warp(int64_t v0, int64_t nsteps, int64_
 __device__ __forceinline__ int frag_row(int i, int lane) { return (lane >> 2) + (i >> 1) * 8; }
 __device__ __forceinline__ int frag_col(int i, int lane) { return 2 * (lane & 3) + (i & 1); }
 
+// The block's epilogue: after each of its S warps stored its accumulator fragment in red[w][4][32] (and a
+// barrier), sums the S fragments in warp order and writes y[t][row] for the tile's rows r0.. < N, tokens t < T.
+__device__ __forceinline__ void store_tile_sums(const float* red, int S, int64_t r0, int T, int64_t N, float* y) {
+  for (int q = int(threadIdx.x); q < 128; q += int(blockDim.x)) {
+    float sum = 0.0f;
+    for (int w = 0; w < S; w++) sum += red[w * 128 + q];
+    const int i = q >> 5, ln = q & 31;
+    const int64_t row = r0 + frag_row(i, ln);
+    const int col = frag_col(i, ln);
+    if (col < T && row < N) y[int64_t(col) * N + row] = sum;
+  }
+}
+
+// A K dimension split over P blocks leaves P partial results part[p][0..n); out[i] is their sum in partition
+// order (deterministic). Defined in each file that includes this header (internal linkage).
+static __global__ void sum_partials_kernel(const float* part, int P, int64_t n, float* out) {
+  pdl_enter();
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float acc = 0.0f;
+    for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
+    out[i] = acc;
+  }
+}
+inline void sum_partials(const Context& ctx, const float* part, int64_t P, int64_t n, float* out) {
+  launch(ctx, sum_partials_kernel, grid_for(ctx, n, 256), 256, 0, part, int(P), n, out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
 // Host side: how many warps share one tile's K steps. Blocks of 32 S threads; blocks[S] is the measured
 // occupancy (blocks per multiprocessor) of the kernel with that block size. A crude latency model: each
 // batch of U steps costs one memory round trip, a grid larger than what is resident at once costs one round

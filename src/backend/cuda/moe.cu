@@ -202,24 +202,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
 #pragma unroll
   for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
   __syncthreads();
-  for (int q = int(threadIdx.x); q < 128; q += int(blockDim.x)) {
-    float sum = 0.0f;
-    for (int w = 0; w < S; w++) sum += red[w * 128 + q];
-    const int i = q >> 5, ln = q & 31;
-    const int64_t row = r0 + detail::frag_row(i, ln);
-    const int col = detail::frag_col(i, ln);
-    if (col < T && row < H) out[int64_t(col) * H + row] = sum;
-  }
-}
-
-// out[i] = sum over the P partitions of part[p][i], in partition order (deterministic).
-__global__ void sum_parts_kernel(const float* part, int P, int64_t n, float* out) {
-  detail::pdl_enter();
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float acc = 0.0f;
-    for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
-    out[i] = acc;
-  }
+  detail::store_tile_sums(red, S, r0, T, H, out);
 }
 
 void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
@@ -257,8 +240,7 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
         hbuf, int(T), H, I, w.down, idx, owner, A, per, part);
     DS4_CUDA_CHECK_LAUNCH();
     if (P > 1) {
-      detail::launch(ctx, sum_parts_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, part, int(P), T * H, out);
-      DS4_CUDA_CHECK_LAUNCH();
+      detail::sum_partials(ctx, part, P, T * H, out);
     }
   }
 }

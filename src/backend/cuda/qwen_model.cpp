@@ -153,15 +153,7 @@ class CudaQwenModel : public Model {
                bool all_positions) const override {
     auto& st = dynamic_cast<CudaQwenState&>(state);
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
-    if (T == 0) throw Error(ErrorKind::InvalidArgument, "forward needs at least one token");
-    for (auto t : tokens)
-      if (t < 0 || t >= V)
-        throw Error(ErrorKind::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary [0, " +
-                                                    std::to_string(V) + ")");
-    if (st.pos + T > cfg_.max_position_embeddings)
-      throw Error(ErrorKind::InvalidArgument, "sequence of " + std::to_string(st.pos + T) +
-                                                  " tokens exceeds max_position_embeddings " +
-                                                  std::to_string(cfg_.max_position_embeddings));
+    qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
     reserve(st, st.pos + T);
     if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {

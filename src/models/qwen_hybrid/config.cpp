@@ -191,4 +191,17 @@ Config parse_config(const json& root, const std::string& path) {
   return c;
 }
 
+void check_forward_input(const Config& c, int64_t pos, std::span<const int32_t> tokens) {
+  const int64_t T = int64_t(tokens.size()), V = c.vocab_size;
+  if (T == 0) throw Error(ErrorKind::InvalidArgument, "forward needs at least one token");
+  for (auto t : tokens)
+    if (t < 0 || t >= V)
+      throw Error(ErrorKind::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+                                                  std::to_string(V) + ")");
+  if (pos + T > c.max_position_embeddings)
+    throw Error(ErrorKind::InvalidArgument, "sequence of " + std::to_string(pos + T) +
+                                                " tokens exceeds max_position_embeddings " +
+                                                std::to_string(c.max_position_embeddings));
+}
+
 }  // namespace ds4::qwen

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,9 @@ struct Config {
 
 // path names config.json in messages. Throws Error(Format|Unsupported|Shape).
 Config parse_config(const nlohmann::json& j, const std::string& path);
+
+// The checks every backend's forward makes before any compute: at least one token, every id inside the
+// vocabulary, the sequence within max_position_embeddings. Throws Error(InvalidArgument).
+void check_forward_input(const Config& c, int64_t pos, std::span<const int32_t> tokens);
 
 }  // namespace ds4::qwen

@@ -76,15 +76,7 @@ void QwenHybridModel::forward(SequenceState& state, std::span<const int32_t> tok
                               bool all_positions) const {
   auto& st = dynamic_cast<QwenState&>(state);
   const int64_t T = int64_t(tokens.size()), H = cfg_.hidden_size, S = cfg_.hc_count, D = S * H, V = cfg_.vocab_size;
-  if (T == 0) throw Error(ErrorKind::InvalidArgument, "forward needs at least one token");
-  for (auto t : tokens)
-    if (t < 0 || t >= V)
-      throw Error(ErrorKind::InvalidArgument, "token id " + std::to_string(t) + " is outside the vocabulary [0, " +
-                                                  std::to_string(V) + ")");
-  if (st.pos + T > cfg_.max_position_embeddings)
-    throw Error(ErrorKind::InvalidArgument, "sequence of " + std::to_string(st.pos + T) +
-                                                " tokens exceeds max_position_embeddings " +
-                                                std::to_string(cfg_.max_position_embeddings));
+  check_forward_input(cfg_, st.pos, tokens);
   // The stream starts as hc_count copies of the token embedding.
   std::vector<float> x(static_cast<size_t>(T * D));
   for (int64_t t = 0; t < T; t++)
