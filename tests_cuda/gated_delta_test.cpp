@@ -11,6 +11,7 @@
 
 #include "backend/cpu/gated_delta.h"
 #include "backend/cpu/norms.h"
+#include "models/qwen_hybrid/gated_deltanet.h"
 
 namespace ds4::cpu {
 // Readable test names for the shape parameter (found by argument-dependent lookup).
@@ -106,27 +107,12 @@ TEST(CudaDelta, ChunkedThenRecurrentContinuesTheState) {
 
 // gdn_prepare against the CPU model's loop (split, repeat_interleave of key heads, L2 norm, q scale, gates).
 TEST(CudaDelta, PrepareMatchesTheModelLoop) {
-  const int64_t T = 7, KH = 2, VH = 6, dk = 64, dv = 48, kd = KH * dk, vd = VH * dv, conv_dim = 2 * kd + vd, rep = VH / KH;
+  const int64_t T = 7, KH = 2, VH = 6, dk = 64, dv = 48, conv_dim = 2 * KH * dk + VH * dv;
   const auto conv = rand_vec(size_t(T * conv_dim), -2.0f, 2.0f, 31);
   const auto a = rand_vec(size_t(T * VH), -3.0f, 3.0f, 32), b = rand_vec(size_t(T * VH), -3.0f, 3.0f, 33);
   const auto A_log = rand_vec(size_t(VH), -1.0f, 1.0f, 34), dt_bias = rand_vec(size_t(VH), -1.0f, 1.0f, 35);
-  std::vector<float> q(size_t(T * VH * dk)), k(q.size()), v(size_t(T * vd)), g(size_t(T * VH)), beta(g.size());
-  for (int64_t t = 0; t < T; t++) {
-    const float* row = conv.data() + t * conv_dim;
-    for (int64_t h = 0; h < VH; h++) {
-      const int64_t kh = h / rep;
-      for (int64_t e = 0; e < dk; e++) {
-        q[size_t((t * VH + h) * dk + e)] = row[kh * dk + e];
-        k[size_t((t * VH + h) * dk + e)] = row[kd + kh * dk + e];
-      }
-      for (int64_t e = 0; e < dv; e++) v[size_t((t * VH + h) * dv + e)] = row[2 * kd + h * dv + e];
-      beta[size_t(t * VH + h)] = cpu::sigmoid(b[size_t(t * VH + h)]);
-      g[size_t(t * VH + h)] = -std::exp(A_log[size_t(h)]) * cpu::softplus(a[size_t(t * VH + h)] + dt_bias[size_t(h)]);
-    }
-  }
-  cpu::l2_norm(q.data(), T * VH, dk, 1e-6f);
-  cpu::l2_norm(k.data(), T * VH, dk, 1e-6f);
-  for (auto& e : q) e *= 1.0f / std::sqrt(float(dk));
+  std::vector<float> q, k, v, g, beta;
+  qwen::gdn_prepare(conv.data(), a.data(), b.data(), A_log.data(), dt_bias.data(), T, KH, VH, dk, dv, q, k, v, g, beta);
   auto dconv = upload(conv), da = upload(a), db = upload(b), dA = upload(A_log), ddt = upload(dt_bias);
   auto oq = nan_buffer<float>(q.size()), ok = nan_buffer<float>(k.size()), ov = nan_buffer<float>(v.size());
   auto og = nan_buffer<float>(g.size()), ob = nan_buffer<float>(beta.size());

@@ -118,6 +118,16 @@ void expect_rows_close(const std::vector<float>& gpu, const std::vector<float>& 
   EXPECT_TRUE(std::isfinite(e.back())) << what << ": a logit is not finite";
 }
 
+// f(at, n) over [0, total) in chunks of 1, 2, 3, 4, 1, 2, ... tokens: every chunk short enough for the GEMV
+// path and the recurrent delta rule.
+template <class F>
+void for_short_chunks(int64_t total, F f) {
+  for (int64_t at = 0, n = 1; at < total; at += n, n = n % 4 + 1) {
+    n = std::min(n, total - at);
+    f(at, n);
+  }
+}
+
 int32_t argmax(const float* p, int64_t n) { return int32_t(std::max_element(p, p + n) - p); }
 
 struct ModelCase {
@@ -183,14 +193,13 @@ TEST_P(CudaModel, ShortChunksMatchTheCpuBackend) {
   const auto tokens = random_tokens(p.prompt, V, 5);
   auto gs = gpu->new_state(), cs = cpu.new_state();
   std::vector<float> g, c, all_g, all_c;
-  for (int64_t at = 0, n = 1; at < p.prompt; at += n, n = n % 4 + 1) {
-    n = std::min(n, p.prompt - at);
+  for_short_chunks(p.prompt, [&](int64_t at, int64_t n) {
     const std::span<const int32_t> chunk(tokens.data() + at, size_t(n));
     gpu->forward(*gs, chunk, g, true);
     cpu.forward(*cs, chunk, c, true);
     all_g.insert(all_g.end(), g.begin(), g.end());
     all_c.insert(all_c.end(), c.begin(), c.end());
-  }
+  });
   std::ostringstream what;
   what << p << ": chunks of 1 to 4 tokens";
   expect_rows_close(all_g, all_c, V, what.str(), 2e-3, 5e-3);
@@ -221,8 +230,7 @@ TEST_P(CudaModel, DraftHeadMatchesTheCpuBackend) {
   }
   auto gs = gpu->new_state(), cs = cpu.new_state();
   std::vector<float> g, c, dg, dc, all_g, all_c;
-  for (int64_t at = 0, n = 1; at < p.prompt; at += n, n = n % 4 + 1) {
-    n = std::min(n, p.prompt - at);
+  for_short_chunks(p.prompt, [&](int64_t at, int64_t n) {
     gpu->forward(*gs, std::span<const int32_t>(tokens.data() + at, size_t(n)), g, false);
     cpu.forward(*cs, std::span<const int32_t>(tokens.data() + at, size_t(n)), c, false);
     const std::span<const int32_t> next(tokens.data() + at + 1, size_t(n));
@@ -230,7 +238,7 @@ TEST_P(CudaModel, DraftHeadMatchesTheCpuBackend) {
     cpu.draft(*cs, next, dc, true);
     all_g.insert(all_g.end(), dg.begin(), dg.end());
     all_c.insert(all_c.end(), dc.begin(), dc.end());
-  }
+  });
   std::ostringstream what;
   what << p << ": draft after chunks of 1 to 4 tokens";
   expect_rows_close(all_g, all_c, V, what.str(), 2e-3, 5e-3);

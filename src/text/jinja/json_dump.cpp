@@ -11,6 +11,20 @@ namespace ds4::text::jinja {
 
 namespace {
 
+// Python json's short escapes; false for a character without one.
+bool short_escape(std::string& out, char32_t c) {
+  switch (c) {
+    case '"': out += "\\\""; return true;
+    case '\\': out += "\\\\"; return true;
+    case '\n': out += "\\n"; return true;
+    case '\r': out += "\\r"; return true;
+    case '\t': out += "\\t"; return true;
+    case '\b': out += "\\b"; return true;
+    case '\f': out += "\\f"; return true;
+    default: return false;
+  }
+}
+
 void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
   out += '"';
   char buf[16];
@@ -19,43 +33,26 @@ void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
     out += buf;
   };
   if (!ensure_ascii) {
+    // Bytes pass through (UTF-8 stays UTF-8); only controls are escaped.
     for (char c : s) {
-      auto u = static_cast<unsigned char>(c);
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-          if (u < 0x20)
-            escape_cp(u);
-          else
-            out += c;
-      }
+      const auto u = static_cast<unsigned char>(c);
+      if (short_escape(out, u)) continue;
+      if (u < 0x20)
+        escape_cp(u);
+      else
+        out += c;
     }
   } else {
     for (char32_t cp : pystr::decode(s)) {
-      switch (cp) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-          if (cp >= 0x20 && cp < 0x7F) {
-            out += static_cast<char>(cp);
-          } else if (cp >= 0x10000) {
-            char32_t v = cp - 0x10000;
-            escape_cp(0xD800 + (v >> 10));
-            escape_cp(0xDC00 + (v & 0x3FF));
-          } else {
-            escape_cp(cp);
-          }
+      if (short_escape(out, cp)) continue;
+      if (cp >= 0x20 && cp < 0x7F) {
+        out += static_cast<char>(cp);
+      } else if (cp >= 0x10000) {
+        char32_t v = cp - 0x10000;
+        escape_cp(0xD800 + (v >> 10));
+        escape_cp(0xDC00 + (v & 0x3FF));
+      } else {
+        escape_cp(cp);
       }
     }
   }
