@@ -56,8 +56,21 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{8, 640, 2560}, LinearCase{9, 64, 64}, LinearCase{64, 2560, 640},
                       LinearCase{200, 136, 99},  // cuBLAS with odd leading dimensions
                       LinearCase{33, 77, 5},
-                      LinearCase{1, 10240, 324},   // few row tiles over a long K: K split across blocks
-                      LinearCase{5, 10240, 324}));
+                      LinearCase{2, 10240, 324},   // few row tiles over a long K: K split across blocks
+                      LinearCase{5, 10240, 324},
+                      // T = 1: the streaming kernel with 8, 4 and 1 warps per row, two rows per warp (tall), a
+                      // ragged last block, K shorter than a warp's chunks
+                      LinearCase{1, 6144, 2560}, LinearCase{1, 12288, 1100}, LinearCase{1, 2560, 1057},
+                      LinearCase{1, 1000, 70001}, LinearCase{1, 320, 10240}, LinearCase{1, 264, 9}));
+
+// The K split's last block leaves its tile counters at zero: the same split shape again, and another split
+// shape over the same counters, still add every partial exactly once.
+TEST(CudaLinear, SplitKCountersReset) {
+  for (int i = 0; i < 3; i++) {
+    check_linear(2, 10240, 324, 0, 11 + i);
+    check_linear(3, 8192, 100, 0, 21 + i);
+  }
+}
 
 // W starting 2 bytes past a 16-byte boundary: the GEMV cannot take 128-bit loads and must fall back, and cuBLASLt
 // must be told the operand's real alignment.

@@ -7,7 +7,7 @@
 #   run.log (everything), ds4_cuda_tests.xml (gtest: the ops), ds4_cuda_model_tests.xml (gtest: the whole model
 #   against the CPU backend), bench.md (op timings), bench-8layer.md and bench-48layer.md (`ds4 bench --backend cuda`
 #   on the Flash-Next shape with transformers' figure from the same run), memcheck.log.
-# Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_BENCH=0 / DS4_GPU_MODEL_BENCH=0 /
+# Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_TESTS=0 / DS4_GPU_BENCH=0 / DS4_GPU_MODEL_BENCH=quick (8 layers, no reference) / DS4_GPU_MODEL_BENCH=0 /
 # DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
 # gets what is left).
 # Exit status: that of the test binary (0 when every GPU test passed).
@@ -86,6 +86,8 @@ cmake --build "$build" -j"$(nproc)" --target ds4 ds4_cuda_tests bench_cuda_ops |
 # libraries those load in turn). Tools such as compute-sanitizer keep the machine's own.
 with_libs=(env LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 export OMP_NUM_THREADS="$(nproc)"  # the CPU reference the tests compare against
+tests_rc=0
+if [ "${DS4_GPU_TESTS:-1}" != 0 ]; then
 step "GPU tests: ops"
 timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_filter='-CudaModel*' --gtest_output="xml:$out/ds4_cuda_tests.xml"
 tests_rc=$?
@@ -95,13 +97,19 @@ timeout 300 "${with_libs[@]}" "$build/ds4_cuda_tests" --gtest_filter='CudaModel*
 model_rc=$?
 echo "ds4_cuda_tests (model) exit status: $model_rc"
 [ $tests_rc -eq 0 ] && tests_rc=$model_rc
+fi
 
 if [ "${DS4_GPU_BENCH:-1}" != 0 ]; then
   step "benchmark"
   timeout 150 "${with_libs[@]}" "$build/bench_cuda_ops" | tee "$out/bench.md"
 fi
 
-if [ "${DS4_GPU_MODEL_BENCH:-1}" != 0 ]; then
+if [ "${DS4_GPU_MODEL_BENCH:-1}" = quick ]; then
+  # Decode only, ds4 alone: the figure to watch while working on kernels.
+  step "model benchmark (quick): 8 layers, decode"
+  timeout 120 "${with_libs[@]}" "$build/ds4" bench --backend cuda --config bench/configs/flash-next-shape.json \
+    --random-weights --layers 8 --ple-vocab-base 100000 --prefill 512 --decode 64 | tee "$out/bench-8layer.md"
+elif [ "${DS4_GPU_MODEL_BENCH:-1}" != 0 ]; then
   # The Flash-Next shape with random weights generated on the device; the PLE table shrunk for timing (the full
   # one is about 100 GB). 8 layers keep all 512 experts; the 48-layer run keeps 64 experts per layer so that ds4
   # and transformers both fit the GPU (a batch-1 decode step reads the same top-10 expert bytes either way).

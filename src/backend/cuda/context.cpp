@@ -19,6 +19,9 @@ Context::Context(int device, size_t scratch_bytes) : device_(device), blas_(std:
   DS4_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   if (scratch_bytes) DS4_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&scratch_base_), scratch_bytes));
   scratch_ = Scratch(scratch_base_, scratch_bytes);
+  DS4_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counters_), kCounters * sizeof(int)));
+  DS4_CUDA_CHECK(cudaMemsetAsync(counters_, 0, kCounters * sizeof(int), stream_));
+  DS4_CUDA_CHECK(cudaStreamSynchronize(stream_));
   DS4_CUBLAS_CHECK(cublasLtCreate(&blas_->lt));
   DS4_CUBLAS_CHECK(cublasCreate(&blas_->blas));
   DS4_CUBLAS_CHECK(cublasSetStream(blas_->blas, stream_));
@@ -37,6 +40,7 @@ Context::~Context() {
     if (blas_->workspace) cudaFree(blas_->workspace);
   }
   if (scratch_base_) cudaFree(scratch_base_);
+  if (counters_) cudaFree(counters_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 

@@ -71,6 +71,11 @@ class Context {
   int sm_count() const { return sm_count_; }
   size_t smem_optin() const { return smem_optin_; }  // largest dynamic shared memory one block may opt into
 
+  // kCounters device ints, zero between kernels: a kernel that splits a sum over blocks counts finished blocks
+  // here and the last one adds the partials (gemv.cuh: last_block_of); that block leaves its counter at zero.
+  static constexpr int64_t kCounters = 65536;
+  int* counters() const { return counters_; }
+
   struct Blas;  // cuBLAS and cuBLASLt handles and workspace (context.cpp)
   Blas& blas() { return *blas_; }
 
@@ -79,6 +84,7 @@ class Context {
   size_t smem_optin_ = 0;
   cudaStream_t stream_ = nullptr;
   char* scratch_base_ = nullptr;
+  int* counters_ = nullptr;
   Scratch scratch_;
   std::unique_ptr<Blas> blas_;
 };

@@ -153,6 +153,37 @@ __device__ __forceinline__ void store_tile_sums(const float* red, int S, int64_t
   }
 }
 
+// A K dimension split over the P = gridDim.y blocks of one output tile: each block stores its partial tile in
+// its own plane, then calls last_block_of (all threads). The call returns true in exactly one of the P blocks,
+// the last to finish, after every other block's partial stores are visible to it; that block adds the P planes
+// in plane order (fixed: the result does not depend on which block finished last) and writes the output, so no
+// second kernel is launched. counter (Context::counters) is zero on entry and left at zero.
+__device__ __forceinline__ bool last_block_of(int* counter, int P) {
+  __shared__ int last;
+  __threadfence();  // this block's partial stores before its count
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1) == P - 1;
+    if (last) *counter = 0;  // every block of the tile has counted: ready for the next launch
+  }
+  __syncthreads();
+  if (last) __threadfence();  // the other blocks' partials, counted before, are read after this
+  return last;
+}
+
+// The last block's sum for one 16-row tile: y[t][row] = sum over p of part[p][t][row], rows r0.. < N, t < T.
+// Partials were written by other blocks during this kernel: read through L2 (ld.cg), never a stale L1 line.
+__device__ __forceinline__ void sum_tile_planes(const float* part, int P, int64_t r0, int T, int64_t N, float* y) {
+  for (int q = int(threadIdx.x); q < 16 * T; q += int(blockDim.x)) {
+    const int64_t row = r0 + (q & 15);
+    const int t = q >> 4;
+    if (row >= N) continue;
+    float acc = 0.0f;
+    for (int p = 0; p < P; p++) acc += __ldcg(part + (int64_t(p) * T + t) * N + row);
+    y[int64_t(t) * N + row] = acc;
+  }
+}
+
 // A K dimension split over P blocks leaves P partial results part[p][0..n); out[i] is their sum in partition
 // order (deterministic). Defined in each file that includes this header (internal linkage).
 static __global__ void sum_partials_kernel(const float* part, int P, int64_t n, float* out) {

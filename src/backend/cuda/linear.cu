@@ -6,7 +6,9 @@
 // flight; the T tokens are the mma's 8 columns, so W crosses HBM once per call whatever T is. The S partial
 // fragments are summed in shared memory in a fixed order. S is picked per shape from the kernel's occupancy so
 // that small matrices still put every multiprocessor to work in one wave and large ones stream with few
-// reductions. Other shapes take the scalar fallback. Larger T is compute-bound and goes to cuBLASLt with bf16
+// reductions; a matrix with few row tiles splits K over blocks, and the last block of a tile adds the partial
+// sums (gemv.cuh: last_block_of). One token takes a CUDA-core streaming kernel instead (gemv_rows_kernel
+// below). Other shapes take the scalar fallback. Larger T is compute-bound and goes to cuBLASLt with bf16
 // operands (x rounded to bf16 in scratch), float32 accumulation and float32 output.
 #include <algorithm>
 
@@ -39,13 +41,14 @@ struct LinearSrc {
 };
 
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
-    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, bool xvec, int64_t per) {
+    gemv_mma_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, float* part,
+                    int* counters, bool xvec, int64_t per) {
   extern __shared__ __align__(16) float red[];  // [S][4][32] partial fragments
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), g = lane >> 2;
   const int64_t r0 = int64_t(blockIdx.x) * 16;
   // blockIdx.y: the partition of K this block covers, `per` K steps from k0 (all of K when gridDim.y == 1);
-  // its partial sums go to plane blockIdx.y of y. Offsets are multiples of kMmaStepK elements, so the 16-byte
-  // alignment of W's rows and of x is kept.
+  // its partial sums go to plane blockIdx.y of part, and the last of the tile's blocks adds the planes into y.
+  // Offsets are multiples of kMmaStepK elements, so the 16-byte alignment of W's rows and of x is kept.
   const int64_t k0 = int64_t(blockIdx.y) * per * detail::kMmaStepK;
   {
     // The weights are never written by the kernels before this one: while those still run (see pdl_enter),
@@ -58,7 +61,8 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   }
   detail::pdl_enter();
   LinearSrc src;
-  y += int64_t(blockIdx.y) * T * N;
+  const int P = int(gridDim.y);
+  float* dst = P > 1 ? part + int64_t(blockIdx.y) * T * N : y;
   src.ra = W + detail::imin(r0 + g, N - 1) * K + k0;
   src.rb = W + detail::imin(r0 + g + 8, N - 1) * K + k0;
   src.xg = g < T ? x + int64_t(g) * K + k0 : nullptr;
@@ -70,7 +74,8 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
 #pragma unroll
   for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
   __syncthreads();
-  detail::store_tile_sums(red, S, r0, T, N, y);
+  detail::store_tile_sums(red, S, r0, T, N, dst);
+  if (P > 1 && detail::last_block_of(counters + blockIdx.x, P)) detail::sum_tile_planes(part, P, r0, T, N, y);
 }
 
 void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
@@ -88,14 +93,101 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
   const int64_t per = (nsteps + P - 1) / P;
   P = (nsteps + per - 1) / per;  // every partition non-empty
   const int S = detail::pick_split(occ, ctx.sm_count(), tiles * P, per, kMmaU);
+  detail::require(P == 1 || tiles <= Context::kCounters, "linear: too many row tiles to split K");
   ScratchScope scope(ctx.scratch());
-  float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * N)) : y;
-  detail::launch(ctx, gemv_mma_kernel, dim3(unsigned(tiles), unsigned(P)), 32 * S, S * kRedPerWarp, 
-      x, int(T), K, W, N, part, detail::aligned16(x), per);
+  float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * N)) : nullptr;
+  detail::launch(ctx, gemv_mma_kernel, dim3(unsigned(tiles), unsigned(P)), 32 * S, S * kRedPerWarp, x, int(T), K,
+                 W, N, y, part, ctx.counters(), detail::aligned16(x), per);
   DS4_CUDA_CHECK_LAUNCH();
-  if (P > 1) {
-    detail::sum_partials(ctx, part, P, T * N, y);
+}
+
+// ----- T = 1: CUDA-core streaming GEMV -----
+// One token needs no tensor core: each weight element costs one unpack and one FMA, about half the instructions
+// of the three-term tensor-core path. A block of 8 warps owns 8 / P groups of R rows; the P warps of a group
+// take consecutive slices of K, each lane keeping U 16-byte weight chunks per row in flight together with the
+// activations at the same columns (read straight from global memory: the whole block reads the same vector, so
+// it stays in L1, and nothing waits for a staging pass). The P slice sums of a row are added in slice order in
+// shared memory. P is picked so that the launch has enough warps to keep every multiprocessor streaming (short
+// matrices: several warps per row; tall ones: one warp for two rows).
+
+constexpr int kRowWarps = 8;
+
+template <int R, int U>
+__global__ void __launch_bounds__(kRowWarps * 32)
+    gemv_rows_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P) {
+  __shared__ float red[kRowWarps][R];
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), groups = kRowWarps / P;
+  const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * R;
+  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
+  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const bf16* rows[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
+  // The weights are never written by earlier kernels: start this warp's first chunks on their way into L2 while
+  // the previous kernel runs (see pdl_enter).
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
+  detail::pdl_enter();
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) acc[r] = 0.0f;
+  for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
+    uint4 w[U][R];
+    float4 xa[U], xb[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int64_t c = c0 + 32 * u;
+      const bool in = c < c_end;
+#pragma unroll
+      for (int r = 0; r < R; r++) w[u][r] = in ? detail::ld_stream(rows[r] + c * 8) : make_uint4(0, 0, 0, 0);
+      xa[u] = in ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
+      xb[u] = in ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int r = 0; r < R; r++) acc[r] += detail::dot8(w[u][r], xa[u], xb[u]);
   }
+#pragma unroll
+  for (int r = 0; r < R; r++) acc[r] = detail::warp_sum(acc[r]);
+  if (P == 1) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      if (lane == 0 && row0 + r < N) y[row0 + r] = acc[r];
+    return;
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int r = 0; r < R; r++) red[warp][r] = acc[r];
+  __syncthreads();
+  if (warp % P == 0 && lane < R && row0 + lane < N) {
+    float sum = 0.0f;
+    for (int q = 0; q < P; q++) sum += red[warp + q][lane];
+    y[row0 + lane] = sum;
+  }
+}
+
+bool rows_path(int64_t T, int64_t K, const bf16* W, const float* x) {
+  return T == 1 && K % 8 == 0 && detail::aligned16(W) && detail::aligned16(x);
+}
+
+void launch_gemv_rows(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y) {
+  // At most about 64 warps per multiprocessor, one resident wave (a second wave costs a whole extra round trip):
+  // tall matrices give each warp two rows (8 chunk loads per lane in flight), short ones split each row's K over
+  // up to 8 warps, as long as every lane gets a chunk.
+  const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
+  if (N >= 2 * want) {
+    detail::launch(ctx, gemv_rows_kernel<2, 4>, detail::blocks_for(N, 2 * kRowWarps), kRowWarps * 32, 0, x, K, W,
+                   N, y, 1);
+  } else {
+    int P = 1;
+    while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
+    detail::launch(ctx, gemv_rows_kernel<1, 8>, detail::blocks_for(N, kRowWarps / P), kRowWarps * 32, 0, x, K, W,
+                   N, y, P);
+  }
+  DS4_CUDA_CHECK_LAUNCH();
 }
 
 // ----- scalar fallback (K not a multiple of 8 or rows not 16-byte aligned) -----
@@ -233,7 +325,8 @@ void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, i
   detail::require(T >= 0 && K > 0 && N >= 0, "linear: bad shape");
   if (T == 0 || N == 0) return;
   if (T <= kGemvMaxT) {
-    if (K % 8 == 0 && detail::aligned16(W)) launch_gemv_mma(ctx, x, T, K, W, N, y);
+    if (rows_path(T, K, W, x)) launch_gemv_rows(ctx, x, K, W, N, y);
+    else if (K % 8 == 0 && detail::aligned16(W)) launch_gemv_mma(ctx, x, T, K, W, N, y);
     else if (T == 1) launch_gemv_scalar<1>(ctx, x, T, K, W, N, y);
     else if (T == 2) launch_gemv_scalar<2>(ctx, x, T, K, W, N, y);
     else if (T <= 4) launch_gemv_scalar<4>(ctx, x, T, K, W, N, y);

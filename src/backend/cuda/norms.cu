@@ -30,14 +30,19 @@ __device__ __forceinline__ float norm_scale(double ss, const NormArgs& a) {
   return 1.0f / sqrtf(float(ss / double(a.seg_len)) + a.eps);
 }
 
+// The weights of segment seg (Offset: its group's slice; Gated: the one shared row), computed once per segment:
+// a 64-bit modulo per element made the long-segment kernel ten times slower than its memory traffic.
 template <NormKind kind>
-__device__ __forceinline__ float norm_out(float xv, float inv, int64_t seg, int64_t i, int64_t off, const NormArgs& a) {
+__device__ __forceinline__ const bf16* norm_weights(int64_t seg, const NormArgs& a) {
+  if (kind == NormKind::Offset) return a.w ? a.w + (seg % a.groups) * a.seg_len : nullptr;
+  return a.w;
+}
+
+template <NormKind kind>
+__device__ __forceinline__ float norm_out(float xv, float inv, const bf16* w, int64_t i, int64_t off, const NormArgs& a) {
   if (kind == NormKind::L2) return (xv * inv) * a.scale;
-  if (kind == NormKind::Offset) {
-    const float w = a.w ? __bfloat162float(a.w[(seg % a.groups) * a.seg_len + i]) : 0.0f;
-    return (xv * inv) * (1.0f + w);
-  }
-  return __bfloat162float(a.w[i]) * (xv * inv) * detail::apply_act(a.act, a.z[off + i]);
+  if (kind == NormKind::Offset) return (xv * inv) * (1.0f + (w ? __bfloat162float(w[i]) : 0.0f));
+  return __bfloat162float(w[i]) * (xv * inv) * detail::apply_act(a.act, a.z[off + i]);
 }
 
 // One warp per segment; blockDim = 256 (8 segments per block).
@@ -50,13 +55,18 @@ __global__ void norm_warp_kernel(NormArgs a) {
   const int64_t off = seg * a.seg_len;
   const float* xs = a.x + off;
   double ss = 0.0;
+#pragma unroll 4
   for (int64_t i = lane; i < a.seg_len; i += 32) ss += double(xs[i]) * double(xs[i]);
   ss = warp_sum(ss);
   const float inv = norm_scale<kind>(ss, a);
-  for (int64_t i = lane; i < a.seg_len; i += 32) a.y[off + i] = norm_out<kind>(xs[i], inv, seg, i, off, a);
+  const bf16* w = norm_weights<kind>(seg, a);
+#pragma unroll 4
+  for (int64_t i = lane; i < a.seg_len; i += 32) a.y[off + i] = norm_out<kind>(xs[i], inv, w, i, off, a);
 }
 
-// One block of 256 per segment, for segments longer than 1024 (the hyper-connection norm: hidden_size).
+// One block of 1024 per segment, for segments longer than 1024 (the hyper-connection norm: hidden_size). Few
+// segments make few blocks, so each thread's loads are what the time is made of: many threads, few loads each,
+// unrolled so that they are in flight together.
 template <NormKind kind>
 __global__ void norm_block_kernel(NormArgs a) {
   detail::pdl_enter();
@@ -65,10 +75,13 @@ __global__ void norm_block_kernel(NormArgs a) {
   const int64_t off = seg * a.seg_len;
   const float* xs = a.x + off;
   double ss = 0.0;
+#pragma unroll 4
   for (int64_t i = threadIdx.x; i < a.seg_len; i += blockDim.x) ss += double(xs[i]) * double(xs[i]);
   ss = block_sum(ss, red);
   const float inv = norm_scale<kind>(ss, a);
-  for (int64_t i = threadIdx.x; i < a.seg_len; i += blockDim.x) a.y[off + i] = norm_out<kind>(xs[i], inv, seg, i, off, a);
+  const bf16* w = norm_weights<kind>(seg, a);
+#pragma unroll 4
+  for (int64_t i = threadIdx.x; i < a.seg_len; i += blockDim.x) a.y[off + i] = norm_out<kind>(xs[i], inv, w, i, off, a);
 }
 
 template <NormKind kind>
@@ -78,7 +91,7 @@ void launch_norm(Context& ctx, const NormArgs& a) {
     detail::launch(ctx, norm_warp_kernel<kind>, detail::blocks_for(a.segments, 8), 256, 0, a);
   } else {
     detail::require(a.segments < (int64_t(1) << 31), "too many norm segments");
-    detail::launch(ctx, norm_block_kernel<kind>, unsigned(a.segments), 256, 0, a);
+    detail::launch(ctx, norm_block_kernel<kind>, unsigned(a.segments), 1024, 0, a);
   }
   DS4_CUDA_CHECK_LAUNCH();
 }

@@ -111,6 +111,8 @@ class CudaQwenModel : public Model {
         logits_host_(size_t(kHeadRows * cfg_.vocab_size)),
         profiler_(std::getenv("DS4_CUDA_PROFILE") && std::string(std::getenv("DS4_CUDA_PROFILE")) == "1") {
     if (opts_.prefill_chunk < 1) throw Error(ErrorKind::InvalidArgument, "CUDA model: prefill_chunk must be positive");
+    // DS4_CUDA_GRAPHS=0 runs decode steps eagerly, so that a kernel profiler sees every launch.
+    if (const char* g = std::getenv("DS4_CUDA_GRAPHS"); g && std::string(g) == "0") opts_.graphs = false;
     info_.family = "qwen_hybrid";
     info_.model_type = cfg_.model_type;
     info_.vocab_size = cfg_.vocab_size;

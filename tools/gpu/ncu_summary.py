@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Per-token kernel table from an Nsight Compute CSV of T=1 decode steps (tools/gpu/profile.sh).
+
+Steps are counted by the lm_head launches (the launch with the most blocks of each step); every kernel's
+duration and DRAM bytes are summed by (name, grid) and divided by the step count."""
+import csv
+import collections
+import sys
+
+
+def main(path):
+    rows = []
+    with open(path, newline="") as f:
+        lines = [l for l in f if l.startswith('"')]
+    for r in csv.DictReader(lines):
+        rows.append(r)
+    if not rows:
+        print("no kernels in", path)
+        return
+    launches = collections.OrderedDict()
+    for r in rows:
+        name = r["Kernel Name"].split("(")[0].replace("void ", "")
+        key = (name, r.get("Grid Size", ""), r.get("Block Size", ""))
+        m = r["Metric Name"]
+        val = float(r["Metric Value"].replace(",", "") or 0)
+        launches.setdefault(r["ID"], {"key": key, "ns": 0.0, "rd": 0.0, "wr": 0.0})
+        rec = launches[r["ID"]]
+        if m == "gpu__time_duration.sum":
+            rec["ns"] = val
+        elif m == "dram__bytes_read.sum":
+            rec["rd"] = val
+        elif m == "dram__bytes_write.sum":
+            rec["wr"] = val
+    biggest = max(launches.values(), key=lambda x: x["rd"])["key"]
+    steps = sum(1 for x in launches.values() if x["key"] == biggest)
+    agg = collections.OrderedDict()
+    for x in launches.values():
+        a = agg.setdefault(x["key"], [0, 0.0, 0.0, 0.0])
+        a[0] += 1
+        a[1] += x["ns"]
+        a[2] += x["rd"]
+        a[3] += x["wr"]
+    total_ns = sum(a[1] for a in agg.values()) / steps
+    total_rd = sum(a[2] for a in agg.values()) / steps
+    print(f"{steps} steps; per token: {total_ns / 1e3:.1f} us of kernel time, {total_rd / 1e6:.1f} MB read, "
+          f"{len(launches) / steps:.0f} launches\n")
+    print("| kernel | grid | block | launches/token | us/token | MB read/token | GB/s |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for (name, grid, block), a in sorted(agg.items(), key=lambda kv: -kv[1][1]):
+        us = a[1] / steps / 1e3
+        mb = a[2] / steps / 1e6
+        gbs = (a[2] / a[1]) if a[1] else 0
+        print(f"| {name[:60]} | {grid} | {block} | {a[0] / steps:.1f} | {us:.1f} | {mb:.2f} | {gbs:.0f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
