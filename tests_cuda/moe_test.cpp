@@ -1,5 +1,6 @@
 // MoE on the GPU: routing against the CPU's softmax / cpu::topk_indices / renormalisation (ties included), and
-// the whole block (routing, routed experts, gated shared expert) composed from CUDA ops against qwen::moe_forward.
+// the whole block (routing, routed experts, gated shared expert) composed from CUDA ops against qwen::moe_forward,
+// and moe_experts with the shared expert folded in (decode) or composed inside the op (prefill, other widths).
 // The router logits are computed on the CPU and uploaded, so that a near-tie between the k-th and (k+1)-th
 // expert cannot flip on the bf16 rounding of the router projection (linear has its own test).
 //
@@ -10,6 +11,7 @@
 #include "cuda_test_util.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "backend/cpu/linear.h"
 #include "backend/cpu/norms.h"
@@ -41,8 +43,11 @@ void cpu_route(const std::vector<float>& logits, int64_t T, int64_t E, int64_t K
   }
 }
 
+// E <= 1024 and K <= 32 take the one-warp kernel (rounds of arg-max); {2048, 10} the block kernel with the same
+// selection, {100, 40} the block kernel with the bitonic sort.
 TEST(CudaMoe, RoutingSelectsLikeTheCpuWithTies) {
-  for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{{64, 4}, {512, 10}, {16, 16}}) {
+  for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 4}, {512, 10}, {16, 16}, {1, 1}, {45, 32}, {1024, 10}, {2048, 10}, {100, 40}}) {
     for (int64_t T : {1, 7, 33}) {
       auto logits = rand_vec(size_t(T * E), -3.0f, 3.0f, uint32_t(E + T));
       for (size_t i = 0; i < logits.size(); i += 3) logits[i] = std::round(logits[i]);  // many equal logits
@@ -138,6 +143,132 @@ TEST_P(CudaMoeBlock, MatchesTheModel) {
   for (size_t i = 0; i < got.size(); i++) num += std::pow(got[i] - want[i], 2), den += std::pow(want[i], 2);
   EXPECT_LT(std::sqrt(num / den), decode ? 1e-5 : 6e-3) << what << " relative L2";
 }
+
+// moe_experts with the shared expert (the model's single call) against qwen::moe_forward. The shared expert's
+// gate logit, gate and up projections come from one GPU projection [logit | gate | up | 3 spare rows], read in
+// place with row stride ld = 2 SI + 4, as the model reads its router projection. Expert weights exist only for
+// the experts the routing selects: the rest of the device stacks are NaN (reading an unselected expert shows)
+// and the CPU model gets empty matrices for them, so 512 experts at the Flash-Next widths stay cheap.
+struct SharedCase {
+  int64_t T, H, E, K, I, SI;
+};
+std::ostream& operator<<(std::ostream& o, const SharedCase& c) {
+  return o << "T=" << c.T << " H=" << c.H << " E=" << c.E << " K=" << c.K << " I=" << c.I << " SI=" << c.SI;
+}
+
+// Uniform in [-scale, scale), rounded to bf16, from a splitmix64 stream (fast: hundreds of millions of weights).
+std::vector<float> fast_weights(size_t n, float scale, uint64_t seed) {
+  std::vector<float> v(n);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = bf16_round((float(z >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f) * scale);
+  }
+  return v;
+}
+
+void upload_at(bf16* dst, const std::vector<float>& host) {
+  const auto b = to_bf16(host);
+  DS4_CUDA_CHECK(cudaDeviceSynchronize());
+  DS4_CUDA_CHECK(cudaMemcpy(dst, b.data(), b.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  DS4_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+class CudaMoeShared : public ::testing::TestWithParam<SharedCase> {};
+
+TEST_P(CudaMoeShared, MatchesTheModel) {
+  const auto m = GetParam();
+  const int64_t T = m.T, H = m.H, E = m.E, K = m.K, I = m.I, SI = m.SI, ld = 2 * SI + 4;
+  qwen::Config c;
+  c.hidden_size = H;
+  c.num_experts = E;
+  c.top_k = K;
+  c.moe_inter = I;
+  c.shared_inter = SI;
+  c.norm_topk_prob = true;
+  const float sh = 1.7f / std::sqrt(float(H)), si = 1.7f / std::sqrt(float(I)), ssi = 1.7f / std::sqrt(float(SI));
+  Weight router(size_t(E * H), sh, 21);
+  const auto x = rand_vec(size_t(T * H), -1.0f, 1.0f, 22);
+  std::vector<float> logits(size_t(T * E));
+  cpu::linear(x.data(), T, H, router.h(), E, logits.data());
+  std::vector<std::vector<int64_t>> sel;
+  std::vector<std::vector<float>> sel_w;
+  cpu_route(logits, T, E, K, true, sel, sel_w);
+
+  qwen::MoeWeights w;
+  w.router = {router.host, {E, H}};
+  w.gate.resize(size_t(E));
+  w.up.resize(size_t(E));
+  w.down.resize(size_t(E));
+  DeviceBuffer<bf16> dg(size_t(E * I * H)), du(size_t(E * I * H)), dd(size_t(E * H * I));
+  dg.fill_bytes(0xFF);
+  du.fill_bytes(0xFF);
+  dd.fill_bytes(0xFF);
+  for (const auto& row : sel)
+    for (const int64_t e : row) {
+      if (!w.gate[size_t(e)].v.empty()) continue;
+      w.gate[size_t(e)] = {fast_weights(size_t(I * H), sh, uint64_t(3 * e + 1)), {I, H}};
+      w.up[size_t(e)] = {fast_weights(size_t(I * H), sh, uint64_t(3 * e + 2)), {I, H}};
+      w.down[size_t(e)] = {fast_weights(size_t(H * I), si, uint64_t(3 * e + 3)), {H, I}};
+      upload_at(dg.get() + e * I * H, w.gate[size_t(e)].v);
+      upload_at(du.get() + e * I * H, w.up[size_t(e)].v);
+      upload_at(dd.get() + e * H * I, w.down[size_t(e)].v);
+    }
+  Weight sg(size_t(SI * H), sh, 23), su(size_t(SI * H), sh, 24), sd(size_t(H * SI), ssi, 25), sgw(size_t(H), sh, 26);
+  w.sh_gate = {sg.host, {SI, H}};
+  w.sh_up = {su.host, {SI, H}};
+  w.sh_down = {sd.host, {H, SI}};
+  w.sh_gate_w = {sgw.host, {1, H}};
+  std::vector<float> want(size_t(T * H));
+  qwen::moe_forward(w, c, x.data(), T, want.data());
+
+  std::vector<float> proj(sgw.host);  // [logit | gate | up | spare] x H
+  proj.insert(proj.end(), sg.host.begin(), sg.host.end());
+  proj.insert(proj.end(), su.host.begin(), su.host.end());
+  proj.resize(size_t(ld * H), 0.25f);
+  const Weight dproj(proj);
+  auto& cx = ctx();
+  auto dx = upload(x), dl = upload(logits);
+  DeviceBuffer<int32_t> idx(size_t(T * K));
+  DeviceBuffer<float> wts(size_t(T * K)), pr(size_t(T * ld));
+  auto out = nan_buffer<float>(size_t(T * H));
+  moe_route(cx, dl.get(), T, E, K, true, idx.get(), wts.get());
+  linear(cx, dx.get(), T, H, dproj.d(), ld, pr.get());
+  SharedExpert s;
+  s.down = sd.d();
+  s.logit = pr.get();
+  s.gate = pr.get() + 1;
+  s.up = pr.get() + 1 + SI;
+  s.ld = ld;
+  s.inter = SI;
+  moe_experts(cx, ExpertWeights{dg.get(), du.get(), dd.get(), E, H, I}, dx.get(), T, idx.get(), wts.get(), K, out.get(),
+              &s);
+  const auto got = download(out);
+  const bool decode = T <= 8;
+  std::ostringstream what;
+  what << "moe+shared " << m;
+  expect_close_scaled(got, want, decode ? 1e-4 : 1.5e-2, what.str());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); i++) num += std::pow(got[i] - want[i], 2), den += std::pow(want[i], 2);
+  EXPECT_LT(std::sqrt(num / den), decode ? 1e-5 : 6e-3) << what.str() << " relative L2";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaMoeShared,
+    ::testing::Values(SharedCase{1, 2560, 512, 10, 640, 640},  // Flash-Next decode: shared expert in the down kernel
+                      SharedCase{2, 2560, 512, 10, 640, 640},
+                      SharedCase{3, 2560, 512, 10, 640, 640},
+                      SharedCase{8, 2560, 512, 10, 640, 640},
+                      SharedCase{3, 200, 24, 5, 40, 40},     // odd: 16-row tiles past H, a partial K step
+                      SharedCase{8, 200, 12, 4, 40, 72},     // tokens sharing experts; shared width != routed
+                      SharedCase{5, 136, 16, 3, 24, 8},      // shared expert narrower than one K step
+                      SharedCase{2, 128, 16, 4, 48, 36},     // shared width not a multiple of 8: composed
+                      SharedCase{3, 100, 12, 3, 44, 20},     // scalar decode path: composed
+                      SharedCase{20, 256, 16, 4, 64, 96},    // prefill: composed, shared width != routed
+                      SharedCase{24, 2560, 32, 10, 640, 640}));  // prefill at the Flash-Next widths
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaMoeBlock,

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,55 @@ void bench_moe(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t
   else row_flops(what, ms, 2.0 * 3.0 * double(T * K) * double(I * H));
 }
 
+// moe_experts with the block's shared expert (width SI, its gate logit, gate and up read in place from a
+// router projection of row stride N = E + 1 + 2 SI, as the model does): fused into the decode kernels, or, with
+// composed, the block's former tail: routed experts, then swiglu, linear(shared down), add_gated_rows.
+void bench_moe_shared(Context& ctx, int64_t T, int64_t E, int64_t K, int64_t H, int64_t I, int64_t SI, bool composed,
+                      const char* what) {
+  auto gate = filled<bf16>(size_t(E * I * H), kWeightByte), up = filled<bf16>(size_t(E * I * H), kWeightByte),
+       down = filled<bf16>(size_t(E * H * I), kWeightByte);
+  const int64_t sets = 8, N = E + 1 + 2 * SI;
+  std::vector<DeviceBuffer<bf16>> sh_down;
+  for (int i = 0; i < sets; i++) sh_down.push_back(filled<bf16>(size_t(H * SI), kWeightByte));
+  std::vector<int32_t> idx(size_t(sets * T * K));
+  std::vector<float> w(idx.size(), 1.0f / float(K));
+  for (int64_t i = 0; i < sets * T * K; i++) idx[size_t(i)] = int32_t((i * 131) % E);
+  DeviceBuffer<int32_t> didx(idx);
+  DeviceBuffer<float> dw(w);
+  auto x = filled<float>(size_t(T * H), 0x3C), pr = filled<float>(size_t(T * N), 0x3C);
+  auto out = filled<float>(size_t(T * H), 0), routed = filled<float>(size_t(T * H), 0),
+       shared = filled<float>(size_t(T * H), 0), h = filled<float>(size_t(T * SI), 0);
+  const ExpertWeights ew{gate.get(), up.get(), down.get(), E, H, I};
+  const double ms = time_ms(ctx, [&](int i) {
+    const int64_t o = (i % sets) * T * K;
+    const bf16* sd = sh_down[size_t(i % sets)].get();
+    if (composed) {
+      moe_experts(ctx, ew, x.get(), T, didx.get() + o, dw.get() + o, K, routed.get());
+      swiglu(ctx, pr.get() + E + 1, pr.get() + E + 1 + SI, h.get(), T * SI);  // T = 1: the columns are dense
+      linear(ctx, h.get(), T, SI, sd, H, shared.get());
+      add_gated_rows(ctx, routed.get(), shared.get(), pr.get() + E, out.get(), T, H);
+    } else {
+      SharedExpert sh;
+      sh.down = sd, sh.logit = pr.get() + E, sh.gate = pr.get() + E + 1, sh.up = pr.get() + E + 1 + SI;
+      sh.ld = N, sh.inter = SI;
+      moe_experts(ctx, ew, x.get(), T, didx.get() + o, dw.get() + o, K, out.get(), &sh);
+    }
+  });
+  row_bw(what, ms, (double(std::min<int64_t>(T * K, E)) * 3.0 * double(I * H) + double(H * SI)) * 2.0);
+}
+
+// moe_route on random logits (no ties at the k-th place: the selection's fast path).
+void bench_route(Context& ctx, int64_t T, int64_t E, int64_t K, const char* what) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
+  std::vector<float> l(size_t(T * E));
+  for (auto& v : l) v = d(rng);
+  DeviceBuffer<float> dl(l), dw(size_t(T * K));
+  DeviceBuffer<int32_t> di(size_t(T * K));
+  const double ms = time_ms(ctx, [&](int) { moe_route(ctx, dl.get(), T, E, K, true, di.get(), dw.get()); });
+  std::printf("| %-46s | %9.1f | %-30s |\n", what, ms * 1e3, "latency");
+}
+
 void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const char* what) {
   const int64_t heads = 32, kv = 2, hd = 256, cache = 200000;
   auto kc = filled<bf16>(size_t(cache * kv * hd), kWeightByte), vc = filled<bf16>(size_t(cache * kv * hd), kWeightByte);
@@ -156,6 +206,11 @@ int main() {
     bench_moe(ctx, 4, 512, 10, 2560, 640, "moe_experts T=4");
     bench_moe(ctx, 8, 512, 10, 2560, 640, "moe_experts T=8");
     bench_moe(ctx, 4, 512, 10, 2560, 640, "moe_experts T=4, tokens share experts", true);
+    bench_moe_shared(ctx, 1, 512, 10, 2560, 640, 640, false, "moe_experts T=1 with shared (fused)");
+    bench_moe_shared(ctx, 1, 512, 10, 2560, 640, 640, true, "moe_experts T=1 + shared composed (before)");
+    bench_moe_shared(ctx, 4, 512, 10, 2560, 640, 640, false, "moe_experts T=4 with shared (fused)");
+    bench_route(ctx, 1, 512, 10, "moe_route T=1 E=512 k=10");
+    bench_route(ctx, 4, 512, 10, "moe_route T=4 E=512 k=10");
     bench_attention(ctx, 1, 2112, true, "attention T=1, 2112 selected keys, bf16 KV");
     bench_attention(ctx, 1, 32768, false, "attention T=1, 32768 causal keys, bf16 KV");
     bench_delta(ctx, 1, false, "gated_delta_recurrent T=1 (48 heads 128x128)");

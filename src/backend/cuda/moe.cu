@@ -10,6 +10,10 @@
 //     this expert (zero, and h zero, for tokens that did not choose it), and marks the owners.
 //  2. down: one block per 16-row tile of the hidden width; the K dimension is the concatenation of all owners'
 //     intermediate widths, shared by S warps, so the weighted sum over a token's experts is the mma's own sum.
+// The block's shared expert (SharedExpert) rides along: one more row of gate/up blocks computes its
+// activations sigmoid(logit) * silu(gate) * up from the router projection's columns, and its down matrix is
+// one more segment of the down projection's concatenated K, so routed and shared outputs come out of the same
+// sum (two kernels, plus the partition sum, for the whole block after routing).
 // Other widths take per (token, expert) scalar GEMVs: the gate/up kernel writes silu(g) * u; the down kernel
 // gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h).
 //
@@ -18,6 +22,8 @@
 // by a grouped tensor-core GEMM (WMMA bf16 x bf16 -> f32) whose blocks look up their expert and rows in the tile
 // table. The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are
 // per assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
+// There, and on the scalar decode path, the shared expert is composed after the routed experts (SwiGLU, linear,
+// gated add).
 #include <mma.h>
 
 #include <algorithm>
@@ -33,10 +39,14 @@ constexpr int kWarps = 4;
 constexpr int64_t kStageFloats = 12288;  // 48 KiB of staged activations per block
 
 // ----------------------------------------------------------------------------------------------------------
-// Routing: softmax, top-k with the CPU's selection, optional renormalisation. One block per token.
+// Routing: softmax, top-k with the CPU's selection, optional renormalisation.
 // ----------------------------------------------------------------------------------------------------------
-__global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs,
-                             detail::Item* replay, int32_t* idx, float* weight) {
+constexpr int kRouteThreads = 256;  // route_kernel's block size: it fixes the order of the softmax's sum
+
+// The general kernel, one block per token.
+__global__ void __launch_bounds__(kRouteThreads)
+    route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs, detail::Item* replay,
+                 int32_t* idx, float* weight) {
   detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float red[32];
@@ -61,7 +71,10 @@ __global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool ren
   __syncthreads();  // probabilities written by every thread are read by all below
   int* chosen = reinterpret_cast<int*>(smem);
   void* topk_smem = smem + ((K * 4 + 15) / 16) * 16;
-  detail::block_topk([p](int i) { return p[i]; }, int(E), int(K), topk_smem, replay + t * E, chosen);
+  if (K <= detail::kTopkSmallMax)
+    detail::block_topk_small([p](int i) { return p[i]; }, int(E), int(K), topk_smem, replay + t * E, chosen);
+  else
+    detail::block_topk([p](int i) { return p[i]; }, int(E), int(K), topk_smem, replay + t * E, chosen);
   if (threadIdx.x == 0) {
     float norm = 0.0f;
     for (int64_t j = 0; j < K; j++) norm += p[chosen[j]];
@@ -69,6 +82,71 @@ __global__ void route_kernel(const float* logits, int64_t E, int64_t K, bool ren
       idx[t * K + j] = chosen[j];
       weight[t * K + j] = renorm ? p[chosen[j]] / norm : p[chosen[j]];
     }
+  }
+}
+
+// The decode kernel for E <= 1024 experts and K <= 32: one warp per token (kRouteWarps tokens per block), the
+// token's row in registers (lane L holds experts L + 32 j), no shared memory, no block barrier, one pass over
+// the logits. Its floats are route_kernel's bit for bit (same expressions; the maximum does not depend on
+// order, and the sum is taken in route_kernel's order): there, thread 32 w + L sums experts 32 w + L + 256 m
+// in m order, warp w adds its lanes by an xor butterfly, and block_sum adds the 8 warp totals by a butterfly
+// over lanes 0..7 (zeros above). Lane L here plays thread 32 w + L of every warp w: its register j = w + 8 m
+// is expert L + 32 j = (32 w + L) + 256 m, so part[w] collects thread 32 w + L's sum, then each part[w] takes
+// warp w's butterfly and the totals the final one. The weights' norm is thread 0's sequential sum over the
+// chosen experts in selection order, as there.
+constexpr int kRouteWarps = 4;
+
+template <int PER>
+__global__ void __launch_bounds__(kRouteWarps * 32)
+    route_warp_kernel(const float* logits, int64_t T, int64_t E, int64_t K, bool renorm, detail::Item* replay,
+                      int32_t* idx, float* weight) {
+  detail::pdl_enter();
+  const int64_t t = int64_t(blockIdx.x) * kRouteWarps + (threadIdx.x >> 5);
+  if (t >= T) return;  // the whole warp; nothing below synchronises the block
+  const int lane = int(threadIdx.x & 31);
+  const float* l = logits + t * E;
+  float p[PER];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < PER; j++) {
+    const int64_t e = lane + 32 * j;
+    p[j] = e < E ? l[e] : 0.0f;
+    if (e < E) mx = fmaxf(mx, p[j]);
+  }
+  mx = detail::warp_max(mx);
+  constexpr int kW = kRouteThreads / 32;
+  float part[kW];
+#pragma unroll
+  for (int w = 0; w < kW; w++) part[w] = 0.0f;
+#pragma unroll
+  for (int j = 0; j < PER; j++)
+    if (lane + 32 * j < E) {
+      p[j] = expf(p[j] - mx);
+      part[j % kW] += p[j];
+    }
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kW; w++) {
+    part[w] = detail::warp_sum(part[w]);
+    if (lane == w) total = part[w];
+  }
+  const float sum = detail::warp_sum(total);
+#pragma unroll
+  for (int j = 0; j < PER; j++) p[j] /= sum;  // beyond E: ignored by the selection
+  const int mine = detail::warp_topk_small<PER>(p, int(E), int(K), replay + t * E);
+  // Lane j < K fetches its expert's probability from the lane that holds it (register mine >> 5 of lane
+  // mine & 31): one shuffle per register, keeping the one that matches. Lanes >= K (mine = -1) match none.
+  float mp = 0.0f;
+#pragma unroll
+  for (int j = 0; j < PER; j++) {
+    const float q = __shfl_sync(0xffffffffu, p[j], mine & 31);
+    if (j == (mine >> 5)) mp = q;
+  }
+  float norm = 0.0f;
+  for (int j = 0; j < int(K); j++) norm += __shfl_sync(0xffffffffu, mp, j);
+  if (lane < K) {
+    idx[t * K + lane] = mine;
+    weight[t * K + lane] = renorm ? mp / norm : mp;
   }
 }
 
@@ -94,11 +172,30 @@ struct GateUpSrc {
   }
 };
 
-// blockIdx.y = assignment a, blockIdx.x = 16-row tile of the intermediate width. hbuf: [T*k][T][I].
+// The shared expert's SwiGLU for the fused down projection (SharedExpert's gate, up and logit; h [T][inter]).
+struct SharedAct {
+  const float *gate = nullptr, *up = nullptr, *logit = nullptr;
+  int64_t ld = 0, inter = 0;
+  float* h = nullptr;
+};
+
+// blockIdx.y = assignment a, blockIdx.x = 16-row tile of the intermediate width. hbuf: [T*k][T][I]. With a
+// shared expert the grid has one more row of blocks (blockIdx.y == A = T * K), which writes the shared expert's
+// activations h[t][i] = sigmoid(logit[t]) * (silu(gate[t][i]) * up[t][i]) grid-stride (a few thousand values,
+// read from the router projection: no GEMV here).
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     gate_up_mma_kernel(const float* x, int T, int64_t H, int64_t I, const bf16* gate, const bf16* up,
-                       const int32_t* idx, const float* weight, int64_t K, float* hbuf, int32_t* owner, bool xvec) {
+                       const int32_t* idx, const float* weight, int64_t K, float* hbuf, int32_t* owner, bool xvec,
+                       SharedAct sh) {
   detail::pdl_enter();
+  if (int64_t(blockIdx.y) == int64_t(T) * K) {  // the whole block, before any barrier
+    const int64_t n = int64_t(T) * sh.inter, stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += stride) {
+      const int64_t t = q / sh.inter, i = q % sh.inter, at = t * sh.ld + i;
+      sh.h[q] = detail::sigmoid(sh.logit[t * sh.ld]) * (detail::silu(sh.gate[at]) * sh.up[at]);
+    }
+    return;
+  }
   extern __shared__ __align__(16) float red[];  // [S][2][4][32] partial fragments
   __shared__ float scale[8];
   __shared__ int chosen[8];
@@ -150,21 +247,34 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   }
 }
 
-// Lane's view of the concatenated K of the down projection: step v is step v % spe of assignment v / spe,
-// nothing when that assignment does not own its expert. owner[a]: bit t set when token t chose a's expert
-// (0 for duplicates); the other tokens' activations are zeros, so they are not read.
+// Lane's view of the concatenated K of the down projection: step v < rsteps is step v % spe of assignment
+// v / spe, nothing when that assignment does not own its expert. owner[a]: bit t set when token t chose a's
+// expert (0 for duplicates); the other tokens' activations are zeros, so they are not read. Steps from rsteps
+// on (only with a shared expert) are the shared expert's: its down rows (width SI) against hsh [T][SI], every
+// token's.
 struct DownSrc {
   const bf16* down;
   const float* hbuf;
   const int32_t *idx, *owner;
-  int64_t H, I, offa, offb;  // offa/offb: offsets of the tile's (clamped) rows g and g + 8 in an expert
-  uint32_t spe, nsteps;       // steps per assignment, steps in all (< 2^31: checked on the host)
-  uint32_t vbase, vend;        // this block's K partition: steps [vbase, vend)
+  const bf16* sh_down;
+  const float* hsh;
+  int64_t H, I, SI, offa, offb;  // offa/offb: offsets of the tile's (clamped) rows g and g + 8 in an expert
+  int64_t offsa, offsb;          // the same in the shared expert's down matrix
+  uint32_t spe, rsteps, nsteps;  // steps per assignment, routed steps, steps in all (< 2^31: checked on the host)
+  uint32_t vbase, vend;           // this block's K partition: steps [vbase, vend)
   int T, g, c8;
   __device__ __forceinline__ bool operator()(int64_t v, const bf16* (&a)[1], const bf16* (&b)[1],
                                              const float*& xp) const {
     v += vbase;
     if (v >= int64_t(vend)) return false;
+    if (v >= int64_t(rsteps)) {
+      const int64_t k = (v - int64_t(rsteps)) * detail::kMmaStepK + c8;
+      if (k >= SI) return false;
+      a[0] = sh_down + offsa + k;
+      b[0] = sh_down + offsb + k;
+      xp = g < T ? hsh + int64_t(g) * SI + k : nullptr;
+      return true;
+    }
     const uint32_t as = uint32_t(v) / spe;
     const int64_t k = int64_t(uint32_t(v) - as * spe) * detail::kMmaStepK + c8;
     const int mask = k < I ? owner[as] : 0;
@@ -178,24 +288,29 @@ struct DownSrc {
 };
 
 // blockIdx.x = 16-row tile of the hidden width, blockIdx.y = partition of the concatenated K (per steps each);
-// out[y][t][row] = that partition's sum over owners of down_e[row] · h[owner][t].
+// out[y][t][row] = that partition's sum over owners of down_e[row] · h[owner][t] (and, with sh_down, of its
+// share of sh_down[row] · hsh[t]).
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
-                    const int32_t* owner, int64_t A, int64_t per, float* out) {
+                    const int32_t* owner, int64_t A, const bf16* sh_down, const float* hsh, int64_t SI, int64_t per,
+                    float* out) {
   detail::pdl_enter();
   extern __shared__ __align__(16) float red[];  // [S][4][32]
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t r0 = int64_t(blockIdx.x) * 16;
   DownSrc src;
-  src.down = down, src.hbuf = hbuf, src.idx = idx, src.owner = owner;
-  src.H = H, src.I = I;
+  src.down = down, src.hbuf = hbuf, src.idx = idx, src.owner = owner, src.sh_down = sh_down, src.hsh = hsh;
+  src.H = H, src.I = I, src.SI = SI;
   src.spe = uint32_t((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
-  src.nsteps = uint32_t(A) * src.spe;
+  src.rsteps = uint32_t(A) * src.spe;
+  src.nsteps = src.rsteps + (sh_down ? uint32_t((SI + detail::kMmaStepK - 1) / detail::kMmaStepK) : 0u);
   src.vbase = uint32_t(int64_t(blockIdx.y) * per);
   src.vend = uint32_t(detail::imin(int64_t(src.vbase) + per, int64_t(src.nsteps)));
   out += int64_t(blockIdx.y) * T * H;
   src.offa = detail::imin(r0 + (lane >> 2), H - 1) * I;
   src.offb = detail::imin(r0 + (lane >> 2) + 8, H - 1) * I;
+  src.offsa = detail::imin(r0 + (lane >> 2), H - 1) * SI;
+  src.offsb = detail::imin(r0 + (lane >> 2) + 8, H - 1) * SI;
   src.T = T, src.g = lane >> 2, src.c8 = 8 * (lane & 3);
   float acc[1][4] = {{0.0f, 0.0f, 0.0f, 0.0f}};
   detail::mma_gemv_warp<1, kDownU>(s, int64_t(src.vend) - int64_t(src.vbase), S, src, true, acc);
@@ -205,28 +320,36 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   detail::store_tile_sums(red, S, r0, T, H, out);
 }
 
+// sh: the shared expert to fold in (null: routed experts only).
 void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
-                       const float* weight, int64_t K, float* out) {
-  const int64_t H = w.hidden, I = w.inter, A = T * K;
-  detail::require(A < 65536, "moe_experts: too many assignments for decode");
+                       const float* weight, int64_t K, float* out, const SharedExpert* sh) {
+  const int64_t H = w.hidden, I = w.inter, A = T * K, SI = sh ? sh->inter : 0;
+  detail::require(A + 1 < 65536, "moe_experts: too many assignments for decode");
   float* hbuf = ctx.scratch().take<float>(size_t(A * T * I));
   int32_t* owner = ctx.scratch().take<int32_t>(size_t(A));
+  SharedAct act;
+  if (sh) {
+    act.gate = sh->gate, act.up = sh->up, act.logit = sh->logit, act.ld = sh->ld, act.inter = SI;
+    act.h = ctx.scratch().take<float>(size_t(T * SI));
+  }
   const int sms = ctx.sm_count();
   {
     constexpr size_t kRed = 256 * sizeof(float);
     static const detail::SplitOccupancy occ = detail::measure_split_occupancy(gate_up_mma_kernel, kRed);
     const int64_t tiles_i = (I + 15) / 16, nsteps = (H + detail::kMmaStepK - 1) / detail::kMmaStepK;
     detail::require(tiles_i < (int64_t(1) << 31), "moe_experts: intermediate width too large");
-    // Every assignment gets blocks (duplicates leave at once); the owners' tiles are the real work.
+    // Every assignment gets blocks (duplicates leave at once); the owners' tiles are the real work. The shared
+    // expert's row of blocks only does elementwise work and is not counted.
     const int S = detail::pick_split(occ, sms, tiles_i * A, nsteps, kGateUpU);
-    detail::launch(ctx, gate_up_mma_kernel, dim3(unsigned(tiles_i), unsigned(A)), 32 * S, S * kRed, 
-        x, int(T), H, I, w.gate, w.up, idx, weight, K, hbuf, owner, detail::aligned16(x));
+    detail::launch(ctx, gate_up_mma_kernel, dim3(unsigned(tiles_i), unsigned(A + (sh ? 1 : 0))), 32 * S, S * kRed,
+                   x, int(T), H, I, w.gate, w.up, idx, weight, K, hbuf, owner, detail::aligned16(x), act);
     DS4_CUDA_CHECK_LAUNCH();
   }
   {
     constexpr size_t kRed = 128 * sizeof(float);
     static const detail::SplitOccupancy occ = detail::measure_split_occupancy(down_mma_kernel, kRed);
-    const int64_t tiles_h = (H + 15) / 16, nsteps = A * ((I + detail::kMmaStepK - 1) / detail::kMmaStepK);
+    const int64_t tiles_h = (H + 15) / 16, steps_sh = (SI + detail::kMmaStepK - 1) / detail::kMmaStepK,
+                  nsteps = A * ((I + detail::kMmaStepK - 1) / detail::kMmaStepK) + steps_sh;
     detail::require(tiles_h < (int64_t(1) << 31) && nsteps < (int64_t(1) << 31), "moe_experts: expert too large");
     // 160 hidden tiles on 132 multiprocessors leave a tail: split the concatenated K into P partitions until
     // there are about four blocks per multiprocessor, then add the partials in partition order.
@@ -236,8 +359,8 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
     P = (nsteps + per - 1) / per;
     const int S = detail::pick_split(occ, sms, tiles_h * P, per, kDownU);
     float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * H)) : out;
-    detail::launch(ctx, down_mma_kernel, dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, 
-        hbuf, int(T), H, I, w.down, idx, owner, A, per, part);
+    detail::launch(ctx, down_mma_kernel, dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, hbuf, int(T), H, I,
+                   w.down, idx, owner, A, sh ? sh->down : nullptr, act.h, SI, per, part);
     DS4_CUDA_CHECK_LAUNCH();
     if (P > 1) {
       detail::sum_partials(ctx, part, P, T * H, out);
@@ -542,6 +665,38 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   DS4_CUDA_CHECK_LAUNCH();
 }
 
+// ----------------------------------------------------------------------------------------------------------
+// The shared expert outside the decode kernels: the ops' composition (swiglu, linear, add_gated_rows) with
+// their formulas, over the strided columns of the router projection.
+// ----------------------------------------------------------------------------------------------------------
+__global__ void shared_swiglu_kernel(const float* gate, const float* up, int64_t ld, int64_t T, int64_t I, float* h) {
+  detail::pdl_enter();
+  for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < T * I; q += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t at = (q / I) * ld + q % I;
+    h[q] = detail::silu(gate[at]) * up[at];
+  }
+}
+
+__global__ void add_gated_shared_kernel(float* out, const float* y, const float* logit, int64_t ld, int64_t T,
+                                        int64_t H) {
+  detail::pdl_enter();
+  for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < T * H; q += int64_t(gridDim.x) * blockDim.x)
+    out[q] = out[q] + detail::sigmoid(logit[(q / H) * ld]) * y[q];
+}
+
+void shared_composed(Context& ctx, const SharedExpert& sh, int64_t T, int64_t H, float* out) {
+  const int64_t SI = sh.inter;
+  float* h = ctx.scratch().take<float>(size_t(T * SI));
+  float* y = ctx.scratch().take<float>(size_t(T * H));
+  detail::launch(ctx, shared_swiglu_kernel, detail::grid_for(ctx, T * SI, 256), 256, 0, sh.gate, sh.up, sh.ld, T, SI,
+                 h);
+  DS4_CUDA_CHECK_LAUNCH();
+  linear(ctx, h, T, SI, sh.down, H, y);
+  detail::launch(ctx, add_gated_shared_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, out, y, sh.logit, sh.ld, T,
+                 H);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* idx,
@@ -551,29 +706,45 @@ void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t 
   if (T <= 0) return;
   detail::require(T < (int64_t(1) << 31), "moe_route: too many tokens");
   ScratchScope scope(ctx.scratch());
-  float* probs = ctx.scratch().take<float>(size_t(T * E));
   auto* replay = ctx.scratch().take<detail::Item>(size_t(T * E));
-  const size_t smem = size_t((k * 4 + 15) / 16 * 16) + detail::topk_smem_bytes(E);
+  if (E <= 1024 && k <= detail::kTopkSmallMax) {
+    detail::with_lanes_per(E, [&](auto per) {
+      detail::launch(ctx, route_warp_kernel<decltype(per)::value>, detail::blocks_for(T, kRouteWarps),
+                     32 * int(detail::imin(T, kRouteWarps)), 0, logits, T, E, k, renormalize, replay, idx, weight);
+      DS4_CUDA_CHECK_LAUNCH();
+    });
+    return;
+  }
+  float* probs = ctx.scratch().take<float>(size_t(T * E));
+  const size_t sel = k <= detail::kTopkSmallMax ? detail::topk_small_smem_bytes(E) : detail::topk_smem_bytes(E);
+  const size_t smem = size_t((k * 4 + 15) / 16 * 16) + sel;
   detail::allow_smem(ctx, route_kernel, smem);
-  detail::launch(ctx, route_kernel, unsigned(T), 256, smem, logits, E, k, renormalize, probs, replay, idx, weight);
+  detail::launch(ctx, route_kernel, unsigned(T), kRouteThreads, smem, logits, E, k, renormalize, probs, replay, idx,
+                 weight);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
 void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
-                 const float* weight, int64_t k, float* out) {
+                 const float* weight, int64_t k, float* out, const SharedExpert* shared) {
   detail::require(w.num_experts > 0 && w.hidden > 0 && w.inter > 0 && k >= 1 && k <= w.num_experts,
                   "moe_experts: bad shape");
   detail::require(w.gate && w.up && w.down, "moe_experts: missing expert weights");
+  detail::require(!shared || (shared->down && shared->gate && shared->up && shared->logit && shared->inter > 0 &&
+                              shared->ld >= shared->inter),
+                  "moe_experts: bad shared expert");
   if (T <= 0) return;
   ScratchScope scope(ctx.scratch());
   if (T > kDecodeMaxT) {
     experts_prefill(ctx, w, x, T, idx, weight, k, out);
+    if (shared) shared_composed(ctx, *shared, T, w.hidden, out);
     return;
   }
   const bool vec = w.hidden % 8 == 0 && w.inter % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up) &&
                    detail::aligned16(w.down);
-  if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out);
+  const bool fuse = shared && vec && shared->inter % 8 == 0 && detail::aligned16(shared->down);
+  if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out, fuse ? shared : nullptr);
   else launch_decode_scalar(ctx, w, x, T, idx, weight, k, out);
+  if (shared && !fuse) shared_composed(ctx, *shared, T, w.hidden, out);
 }
 
 }  // namespace ds4::cuda

@@ -22,8 +22,9 @@
 //            store_rows_bf16 into the KV cache -> attention(gate) -> linear(o).
 // - PLE:     ple_ngram_rows -> gather_rows -> linear(key) -> rms_norm_offset; linear(value); rms_norm_offset(query)
 //            -> ple_gate -> rms_norm_offset(norm_conv) -> causal_conv1d(dilation N, Silu) -> add.
-// - MoE:     linear(router) -> moe_route -> moe_experts; shared: linear(gate), linear(up) -> swiglu -> linear(down);
-//            linear(shared_expert_gate) -> add_gated_rows.
+// - MoE:     linear(router | shared gate logit | shared gate | shared up) -> moe_route -> moe_experts(SharedExpert
+//            over the projection's columns); or without the shared expert in moe_experts: swiglu -> linear(down)
+//            -> add_gated_rows.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -297,10 +298,26 @@ struct ExpertWeights {
   const bf16* down = nullptr;
   int64_t num_experts = 0, hidden = 0, inter = 0;
 };
+// The block's shared expert, whose gate and up projections (and gate logit) come out of the block's fused
+// router projection: gate, up [T][inter] and logit [T], each row strided by ld (>= inter) elements; down
+// [hidden][inter].
+struct SharedExpert {
+  const bf16* down = nullptr;
+  const float* gate = nullptr;
+  const float* up = nullptr;
+  int64_t ld = 0;
+  const float* logit = nullptr;
+  int64_t inter = 0;
+};
 // out[t] = sum_j weight[t][j] * down_e(silu(gate_e x_t) * up_e x_t), e = idx[t][j]: only the selected
 // experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth; larger T: tokens grouped by
 // expert on the device and tensor-core grouped GEMMs (inputs rounded to bfloat16, float32 accumulate).
+// With `shared`, out[t] += sigmoid(logit[t]) * shared.down(silu(gate[t]) * up[t]) (the MoE block's output,
+// qwen::moe_forward). T <= 8 on the tensor-core path (hidden, both inter widths multiples of 8, 16-byte
+// aligned weights): the shared expert is one more segment of the routed down projection's K, its activations
+// sigmoid(logit) * silu(gate) * up (the gate applied before the down projection: float rounding apart, the
+// same sum). Otherwise swiglu, linear and add_gated_rows' formulas after the routed experts.
 void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
-                 const float* weight, int64_t k, float* out);
+                 const float* weight, int64_t k, float* out, const SharedExpert* shared = nullptr);
 
 }  // namespace ds4::cuda

@@ -661,7 +661,8 @@ class CudaQwenModel : public Model {
     return dst;
   }
 
-  // models/qwen_hybrid/moe.cpp: routed experts plus the gated shared expert.
+  // models/qwen_hybrid/moe.cpp: routed experts plus the gated shared expert, whose gate logit, gate and up
+  // projections are columns of the router projection (moe_experts reads them in place, row stride N).
   void moe_block(const DMoe& m, const float* x, int64_t T, float* out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, E = c.num_experts, K = c.top_k, SI = c.shared_inter, N = m.proj.rows;
@@ -672,26 +673,22 @@ class CudaQwenModel : public Model {
       linear(ctx_, x, T, H, m.proj.p(), N, pr);
     }
     float* router = cols(pr, T, N, 0, E);
-    float* shared_logit = cols(pr, T, N, E, 1);
-    float* sg = cols(pr, T, N, E + 1, SI);
-    float* su = cols(pr, T, N, E + 1 + SI, SI);
     int32_t* idx = take<int32_t>(T * K);
     float* weight = take<float>(T * K);
     {
       auto p2 = prof("moe.route");
       moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
     }
-    float* routed = take<float>(T * H);
-    {
-      auto p3 = prof("moe.experts");
-      moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K,
-                  routed);
-    }
-    auto p4 = prof("moe.shared down and add");
-    swiglu(ctx_, sg, su, sg, T * SI);
-    float* shared = take<float>(T * H);
-    linear(ctx_, sg, T, SI, m.sh_down.p(), H, shared);
-    add_gated_rows(ctx_, routed, shared, shared_logit, out, T, H);
+    auto p3 = prof("moe.experts+shared");
+    SharedExpert shared;
+    shared.down = m.sh_down.p();
+    shared.logit = pr + E;
+    shared.gate = pr + E + 1;
+    shared.up = pr + E + 1 + SI;
+    shared.ld = N;
+    shared.inter = SI;
+    moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K, out,
+                &shared);
   }
 
   // models/qwen_hybrid/ple.cpp: ple_forward, added to the residual streams.

@@ -1,13 +1,24 @@
-// Block-wide top-k of one row with cpu::topk_indices' selection (topk_select.h says why ties need care).
+// Top-k of one row with cpu::topk_indices' selection (topk_select.h says why ties need care).
 //
 // Each value becomes a 64-bit key: 32 bits that order floats as the CPU comparator does (NaN highest, -0 equal
-// to +0) above the inverted index, so one bitonic sort in shared memory ranks the row by value descending and,
-// among equal values, by index ascending. When the k-th and (k+1)-th keys carry equal values the CPU's choice
-// among them depends on its algorithm: thread 0 replays it (rare: exact ties at the boundary), marks the chosen
-// items, and a second sort orders them.
+// to +0) above the inverted index. Keys are unique, and ranking them descending ranks the row by value
+// descending and, among equal values, by index ascending. When the k-th and (k+1)-th keys carry equal values
+// the CPU's choice among them depends on its algorithm: one thread replays it (rare: exact ties at the
+// boundary) and the chosen items are ordered by key.
+//
+// Two selections, with identical results:
+// - block_topk (any k): one bitonic sort of all keys in shared memory; a straddling row marks the replay's
+//   choice and sorts again.
+// - warp_topk_small / block_topk_small (k <= kTopkSmallMax): k + 1 rounds of an arg-max over the keys, each
+//   round taking the largest key below the previous round's winner. Round j's winner is the j-th key of the
+//   sorted row, so rounds 0..k-1 give the top k in order and round k the (k+1)-th key for the straddle check;
+//   a straddling row replays the CPU and sorts the chosen k keys. A round costs one warp reduction (and one
+//   barrier in the block version) instead of the sort's log2(n)^2 / 2 barriers.
 #pragma once
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/topk_select.h"
+
+#include <type_traits>
 
 namespace ds4::cuda::detail {
 
@@ -76,6 +87,157 @@ __device__ void block_topk(Value value, int n, int k, void* smem, Item* replay, 
     bitonic_sort_desc(keys, npow2);
   }
   for (int i = threadIdx.x; i < k; i += blockDim.x) out[i] = topk_index(keys[i]);
+  __syncthreads();
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Selection by rounds of arg-max, for small k
+// ----------------------------------------------------------------------------------------------------------
+constexpr int kTopkSmallMax = 32;  // a warp's lanes hold one selected index each
+
+__device__ __forceinline__ unsigned long long key_max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+
+// The largest key among the 32 lanes, in every lane (all lanes must call it).
+__device__ __forceinline__ unsigned long long warp_max_key(unsigned long long x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // Two single-instruction reductions: the largest high word, then the largest low word among the lanes that
+  // hold it (lexicographic order is the 64-bit order).
+  const unsigned hi = __reduce_max_sync(0xffffffffu, unsigned(x >> 32));
+  const unsigned lo = __reduce_max_sync(0xffffffffu, unsigned(x >> 32) == hi ? unsigned(x) : 0u);
+  return (static_cast<unsigned long long>(hi) << 32) | lo;
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x = key_max(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+#endif
+}
+
+// The straddle path of the small selections: replay[0..n) holds the row (value, index) in index order. Leaves
+// in replay[0..k) the CPU's chosen items ordered by key descending (value descending, then index ascending),
+// the order block_topk's second sort gives the same set. One thread; k <= kTopkSmallMax, so insertion sort.
+// Not inlined: the replay's code would otherwise take registers from the selection's hot loop.
+__device__ inline __noinline__ void replay_and_order(Item* replay, int n, int k) {
+  topk_replay::select_topk(replay, n, k);
+  for (int i = 1; i < k; i++) {
+    const Item it = replay[i];
+    const unsigned long long key = topk_key(it.v, it.i);
+    int j = i;
+    for (; j > 0 && topk_key(replay[j - 1].v, replay[j - 1].i) < key; j--) replay[j] = replay[j - 1];
+    replay[j] = it;
+  }
+}
+
+// One warp selects the top k of n <= 32 * PER values held in registers: v[j] is element lane + 32 j (ignored
+// at n and beyond). 1 <= k <= min(n, kTopkSmallMax). Returns, in lane j < k, the index of the j-th selected
+// element (value descending, equal values by ascending index), -1 in the other lanes. replay: n items of
+// global scratch for this row (written only when equal values straddle the k-th place). All 32 lanes call it.
+template <int PER>
+__device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay) {
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long key[PER];
+  unsigned long long loc = 0;  // the lane's largest key not yet selected (0: none; every real key is > 0)
+#pragma unroll
+  for (int j = 0; j < PER; j++) {
+    const int i = lane + 32 * j;
+    key[j] = i < n ? topk_key(v[j], i) : 0ull;
+    loc = key_max(loc, key[j]);
+  }
+  // Rounds 0..k-1 select; round k (when k < n) only looks at the (k+1)-th key. Each round's winner is the
+  // largest remaining key of its owner lane, and only that lane's candidate changes: its next largest key is
+  // its largest key below the winner (keys are unique; the ones above were taken in earlier rounds).
+  const int rounds = k < n ? k + 1 : k;
+  unsigned long long kth = 0, next = 0;
+  int mine = -1;
+  for (int r = 0; r < rounds; r++) {
+    const unsigned long long best = warp_max_key(loc);
+    if (r == k) {
+      next = best;
+      break;
+    }
+    const int i = topk_index(best);
+    if (lane == r) mine = i;
+    if (r == k - 1) kth = best;
+    if ((i & 31) == lane) {
+      loc = 0;
+#pragma unroll
+      for (int j = 0; j < PER; j++) loc = key_max(loc, key[j] < best ? key[j] : 0ull);
+    }
+  }
+  // Warp-uniform: every lane holds the same kth and next.
+  if (k < n && (kth >> 32) == (next >> 32)) {
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+      const int i = lane + 32 * j;
+      if (i < n) replay[i] = Item{v[j], i};
+    }
+    __syncwarp();  // orders the lanes' writes before lane 0's reads (and lane 0's writes before the reads below)
+    if (lane == 0) replay_and_order(replay, n, k);
+    __syncwarp();
+    mine = lane < k ? replay[lane].i : -1;
+  }
+  return mine;
+}
+
+// Host side: calls f(std::integral_constant<int, PER>{}) with the smallest PER of 1, 2, 4, ..., 32 such that
+// n <= 32 * PER (1 <= n <= 1024): the register row of warp_topk_small.
+template <class F>
+void with_lanes_per(int64_t n, F&& f) {
+  if (n <= 32) f(std::integral_constant<int, 1>{});
+  else if (n <= 64) f(std::integral_constant<int, 2>{});
+  else if (n <= 128) f(std::integral_constant<int, 4>{});
+  else if (n <= 256) f(std::integral_constant<int, 8>{});
+  else if (n <= 512) f(std::integral_constant<int, 16>{});
+  else f(std::integral_constant<int, 32>{});
+}
+
+// The block-wide version for any n: the same rounds, each thread owning elements threadIdx.x + blockDim.x * j
+// (their keys in shared memory, read and written only by that thread). All threads of the block call it;
+// blockDim.x a multiple of 32. value(i) gives element i < n; 1 <= k <= min(n, kTopkSmallMax). smem:
+// topk_small_smem_bytes(n) bytes (8-byte aligned). replay: n items of global scratch for this row. out[0..k):
+// indices by value descending, equal values by ascending index. Ends with a barrier: out may be shared memory
+// read right after.
+inline size_t topk_small_smem_bytes(int64_t n) { return size_t(n) * 8; }
+
+template <class Value>
+__device__ void block_topk_small(Value value, int n, int k, void* smem, Item* replay, int* out) {
+  __shared__ unsigned long long red[2][32];  // per-warp maxima, double-buffered: one barrier per round
+  auto* keys = static_cast<unsigned long long*>(smem);
+  const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nwarps = nt >> 5;
+  unsigned long long loc = 0;
+  for (int i = tid; i < n; i += nt) {
+    keys[i] = topk_key(value(i), i);
+    loc = key_max(loc, keys[i]);
+  }
+  const int rounds = k < n ? k + 1 : k;
+  unsigned long long kth = 0, next = 0;
+  for (int r = 0; r < rounds; r++) {
+    // Buffer r & 1 is rewritten in round r + 2, after every thread has passed round r + 1's barrier and so
+    // finished reading it in round r.
+    const unsigned long long w = warp_max_key(loc);
+    if (lane == 0) red[r & 1][warp] = w;
+    __syncthreads();
+    unsigned long long best = 0;
+    for (int q = 0; q < nwarps; q++) best = key_max(best, red[r & 1][q]);
+    if (r == k) {
+      next = best;
+      break;
+    }
+    const int i = topk_index(best);
+    if (tid == 0) out[r] = i;
+    if (r == k - 1) kth = best;
+    if (i % nt == tid) {
+      loc = 0;
+      for (int q = tid; q < n; q += nt) loc = key_max(loc, keys[q] < best ? keys[q] : 0ull);
+    }
+  }
+  // Block-uniform: every thread read the same maxima.
+  if (k < n && (kth >> 32) == (next >> 32)) {
+    if (tid == 0) {
+      for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
+      replay_and_order(replay, n, k);
+      for (int i = 0; i < k; i++) out[i] = replay[i].i;
+    }
+  }
   __syncthreads();
 }
 
