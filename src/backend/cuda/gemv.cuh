@@ -184,21 +184,6 @@ __device__ __forceinline__ void sum_tile_planes(const float* part, int P, int64_
   }
 }
 
-// A K dimension split over P blocks leaves P partial results part[p][0..n); out[i] is their sum in partition
-// order (deterministic). Defined in each file that includes this header (internal linkage).
-static __global__ void sum_partials_kernel(const float* part, int P, int64_t n, float* out) {
-  pdl_enter();
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float acc = 0.0f;
-    for (int p = 0; p < P; p++) acc += part[int64_t(p) * n + i];
-    out[i] = acc;
-  }
-}
-inline void sum_partials(const Context& ctx, const float* part, int64_t P, int64_t n, float* out) {
-  launch(ctx, sum_partials_kernel, grid_for(ctx, n, 256), 256, 0, part, int(P), n, out);
-  DS4_CUDA_CHECK_LAUNCH();
-}
-
 // Host side: how many warps share one tile's K steps. Blocks of 32 S threads; blocks[S] is the measured
 // occupancy (blocks per multiprocessor) of the kernel with that block size. A crude latency model: each
 // batch of U steps costs one memory round trip, a grid larger than what is resident at once costs one round

@@ -293,7 +293,7 @@ struct DownSrc {
 __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                     const int32_t* owner, int64_t A, const bf16* sh_down, const float* hsh, int64_t SI, int64_t per,
-                    float* out) {
+                    float* part, int* counters, float* out) {
   detail::pdl_enter();
   extern __shared__ __align__(16) float red[];  // [S][4][32]
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
@@ -306,7 +306,8 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
   src.nsteps = src.rsteps + (sh_down ? uint32_t((SI + detail::kMmaStepK - 1) / detail::kMmaStepK) : 0u);
   src.vbase = uint32_t(int64_t(blockIdx.y) * per);
   src.vend = uint32_t(detail::imin(int64_t(src.vbase) + per, int64_t(src.nsteps)));
-  out += int64_t(blockIdx.y) * T * H;
+  const int P = int(gridDim.y);
+  float* dst = P > 1 ? part + int64_t(blockIdx.y) * T * H : out;
   src.offa = detail::imin(r0 + (lane >> 2), H - 1) * I;
   src.offb = detail::imin(r0 + (lane >> 2) + 8, H - 1) * I;
   src.offsa = detail::imin(r0 + (lane >> 2), H - 1) * SI;
@@ -317,7 +318,8 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
 #pragma unroll
   for (int i = 0; i < 4; i++) red[(s * 4 + i) * 32 + lane] = acc[0][i];
   __syncthreads();
-  detail::store_tile_sums(red, S, r0, T, H, out);
+  detail::store_tile_sums(red, S, r0, T, H, dst);
+  if (P > 1 && detail::last_block_of(counters + blockIdx.x, P)) detail::sum_tile_planes(part, P, r0, T, H, out);
 }
 
 // sh: the shared expert to fold in (null: routed experts only).
@@ -352,19 +354,17 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
                   nsteps = A * ((I + detail::kMmaStepK - 1) / detail::kMmaStepK) + steps_sh;
     detail::require(tiles_h < (int64_t(1) << 31) && nsteps < (int64_t(1) << 31), "moe_experts: expert too large");
     // 160 hidden tiles on 132 multiprocessors leave a tail: split the concatenated K into P partitions until
-    // there are about four blocks per multiprocessor, then add the partials in partition order.
+    // there are about four blocks per multiprocessor; each tile's last block adds the partials in partition order.
     int64_t P = std::min<int64_t>({(4 * int64_t(sms) + tiles_h - 1) / tiles_h, nsteps / 8, 16});
     if (P < 1) P = 1;
     const int64_t per = (nsteps + P - 1) / P;
     P = (nsteps + per - 1) / per;
     const int S = detail::pick_split(occ, sms, tiles_h * P, per, kDownU);
-    float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * H)) : out;
+    detail::require(P == 1 || tiles_h <= Context::kCounters, "moe_experts: too many hidden tiles to split K");
+    float* part = P > 1 ? ctx.scratch().take<float>(size_t(P * T * H)) : nullptr;
     detail::launch(ctx, down_mma_kernel, dim3(unsigned(tiles_h), unsigned(P)), 32 * S, S * kRed, hbuf, int(T), H, I,
-                   w.down, idx, owner, A, sh ? sh->down : nullptr, act.h, SI, per, part);
+                   w.down, idx, owner, A, sh ? sh->down : nullptr, act.h, SI, per, part, ctx.counters(), out);
     DS4_CUDA_CHECK_LAUNCH();
-    if (P > 1) {
-      detail::sum_partials(ctx, part, P, T * H, out);
-    }
   }
 }
 
