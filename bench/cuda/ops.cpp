@@ -180,6 +180,43 @@ void bench_delta(Context& ctx, int64_t T, bool chunked, const char* what) {
   else std::printf("| %-46s | %9.1f | %8.0f tokens/ms per layer |\n", what, ms * 1e3, double(T) / ms);
 }
 
+// hc_mix: the fused op (two kernels) against the composition the model runs above kHcFusedMaxT tokens (norm,
+// down | inject GEMV with its K-partition sum, silu, up GEMV, collapse, inject sigmoid: seven launches at T = 1),
+// both reading the 13.2 MB of norm, [down | inject] and up weights; copies are cycled so every call reads HBM.
+void bench_hc(Context& ctx) {
+  const int64_t H = 2560, S = 4, R = 320, D = S * H, NI = R + S, T = 8;
+  const double bytes = double(NI * D + D * R + D) * 2.0;
+  const int copies = int((size_t(256) << 20) / size_t(bytes) + 1);
+  std::vector<DeviceBuffer<bf16>> di, up, norm;
+  for (int i = 0; i < copies; i++) {
+    di.push_back(filled<bf16>(size_t(NI * D), kWeightByte));
+    up.push_back(filled<bf16>(size_t(D * R), kWeightByte));
+    norm.push_back(filled<bf16>(size_t(D), 0));
+  }
+  auto x = filled<float>(size_t(T * D), 0x3C), normed = filled<float>(size_t(D), 0);
+  auto li = filled<float>(size_t(NI), 0), mix = filled<float>(size_t(D), 0);
+  auto mixed = filled<float>(size_t(T * H), 0), inj = filled<float>(size_t(T * S), 0);
+  auto fused = [&](int64_t t) {
+    return time_ms(ctx, [&](int i) {
+      const size_t k = size_t(i % copies);
+      hc_mix_fused(ctx, x.get(), t, S, H, R, norm[k].get(), di[k].get(), NI, up[k].get(), 1e-6f, mixed.get(),
+                   inj.get());
+    });
+  };
+  const double composed = time_ms(ctx, [&](int i) {
+    const size_t k = size_t(i % copies);
+    rms_norm_offset(ctx, x.get(), norm[k].get(), normed.get(), 1, D, H, 1e-6f);
+    linear(ctx, normed.get(), 1, D, di[k].get(), NI, li.get());
+    activate(ctx, li.get(), li.get(), R, Act::Silu, float(S));
+    linear(ctx, li.get(), 1, R, up[k].get(), D, mix.get());
+    hc_collapse(ctx, mix.get(), normed.get(), 1, S, H, mixed.get());
+    activate(ctx, li.get() + R, inj.get(), S, Act::Sigmoid, float(S), 2.0f);
+  });
+  row_bw("hc_mix T=1 composed (7 kernels)", composed, bytes);
+  row_bw("hc_mix_fused T=1 (2 kernels)", fused(1), bytes);
+  row_bw("hc_mix_fused T=8", fused(T), bytes);
+}
+
 }  // namespace
 
 int main() {
@@ -214,6 +251,7 @@ int main() {
     bench_attention(ctx, 1, 2112, true, "attention T=1, 2112 selected keys, bf16 KV");
     bench_attention(ctx, 1, 32768, false, "attention T=1, 32768 causal keys, bf16 KV");
     bench_delta(ctx, 1, false, "gated_delta_recurrent T=1 (48 heads 128x128)");
+    bench_hc(ctx);
     bench_linear(ctx, 512, 2560, 10240, "linear T=512 2560->10240 (cuBLASLt)");
     bench_moe(ctx, 512, 512, 10, 2560, 640, "moe_experts T=512 (grouped WMMA)");
     bench_attention(ctx, 512, 512, false, "attention T=512 causal from 0");

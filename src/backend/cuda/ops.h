@@ -13,7 +13,9 @@
 //
 // How the qwen4_exp blocks compose from these ops (the GPU tests compose HC, PLE, QSA and MoE exactly this way):
 // - hc_mix:  rms_norm_offset(x, norm, group H) -> linear(down) -> activate(Silu, /hc) -> linear(up) -> hc_collapse;
-//            inject: linear(normed, inject) -> activate(Sigmoid, /hc, x2); after the block: hc_inject.
+//            inject: linear(normed, inject) -> activate(Sigmoid, /hc, x2); after the block: hc_inject. Up to
+//            kHcFusedMaxT tokens (decode, verification) the model runs all of it as hc_mix_fused (two kernels);
+//            the GPU tests check both against the CPU.
 // - GDN:     linear(qkv | z | b | a) -> causal_conv1d(Silu) -> gdn_prepare -> gated_delta_chunked (T > 1) or
 //            gated_delta_recurrent (T = 1) -> rms_norm_gated(z) -> linear(out).
 // - QSA:     linear(idx_qk) -> copy_rows(q part) -> rms_norm_offset(q_norm) -> apply_rope; copy_rows(k part) into the
@@ -267,6 +269,20 @@ void hc_collapse(Context& ctx, const float* mix, const float* normed, int64_t T,
                  float* mixed);
 // x[t][s][h] += out[t][h] * inject[t][s]. x [T][streams][H], out [T][H], inject [T][streams].
 void hc_inject(Context& ctx, float* x, const float* out, const float* inject, int64_t T, int64_t streams, int64_t H);
+
+// The whole hc_mix for decode and short verification chunks (1 <= T <= kHcFusedMaxT) in two kernels, each
+// reading its weight matrix once whatever T is; the same results as the composition above to float32 rounding.
+// x [T][streams * H]; norm [streams * H] (null: 1 + 0); down_inject [down_rows][streams * H] holds the lowrank
+// down rows, then (down_rows = lowrank + streams) the streams inject rows; up [streams * H][lowrank].
+// mixed [T][H]; inject [T][streams] = 2 sigmoid(inject_row . normed / streams), or null when not wanted (it
+// needs the inject rows). x, down_inject and up must be 16-byte aligned (device allocations and scratch are).
+// Supported: 1 <= T <= 8, H and lowrank multiples of 8, lowrank <= 1024, streams <= 64, down_rows = lowrank or
+// lowrank + streams; other shapes throw Unsupported (hc_mix_fused_supported says which): compose the ops above.
+constexpr int64_t kHcFusedMaxT = 8;
+bool hc_mix_fused_supported(int64_t T, int64_t streams, int64_t H, int64_t lowrank, int64_t down_rows);
+void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int64_t H, int64_t lowrank,
+                  const bf16* norm, const bf16* down_inject, int64_t down_rows, const bf16* up, float eps,
+                  float* mixed, float* inject);
 
 // ---------------------------------------------------------------------------------------------------------
 // PLE (models/qwen_hybrid/ple.cpp)

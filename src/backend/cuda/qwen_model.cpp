@@ -511,6 +511,13 @@ class CudaQwenModel : public Model {
   void hc_mix(const DHyperConn& w, const float* x, int64_t T, float* mixed, float* inject) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, R = c.hc_lowrank, NI = w.down_inject.rows;
+    // Decode and verification chunks: two kernels instead of seven, each weight matrix read once.
+    if (T <= kHcFusedMaxT && hc_mix_fused_supported(T, S, H, R, NI)) {
+      auto p = prof("hc.fused");
+      hc_mix_fused(ctx_, x, T, S, H, R, w.norm.p(), w.down_inject.p(), NI, w.up.p(), float(c.rms_eps), mixed,
+                   inject && w.has_inject ? inject : nullptr);
+      return;
+    }
     ScratchScope scope(ctx_.scratch());
     float* normed = take<float>(T * D);
     float* li = take<float>(T * NI);
