@@ -8,7 +8,7 @@
 #   against the CPU backend), bench.md (op timings), bench-8layer.md and bench-48layer.md (`ds4 bench --backend cuda`
 #   on the Flash-Next shape with transformers' figure from the same run), memcheck.log.
 # Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_TESTS=0 / DS4_GPU_BENCH=0 / DS4_GPU_MODEL_BENCH=quick (8 layers, no reference) / DS4_GPU_MODEL_BENCH=0 /
-# DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
+# DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_MEMCHECK_FILTER (gtest filter of the memcheck pass), DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
 # gets what is left).
 # Exit status: that of the test binary (0 when every GPU test passed).
 set -uo pipefail
@@ -135,7 +135,7 @@ if [ "${DS4_GPU_MEMCHECK:-1}" != 0 ]; then
     step "compute-sanitizer memcheck (${left}s budget)"
     # API errors are off: the error tests provoke failed cudaMalloc / cudaSetDevice calls on purpose.
     timeout "$left" "$sanitizer" --tool memcheck --leak-check no --report-api-errors no --print-limit 20 \
-      "$build/ds4_cuda_tests" --gtest_brief=1 > "$out/memcheck.log" 2>&1
+      "$build/ds4_cuda_tests" --gtest_brief=1 --gtest_filter="${DS4_GPU_MEMCHECK_FILTER:-*}" > "$out/memcheck.log" 2>&1
     rc=$?
     tail -n 25 "$out/memcheck.log"
     [ $rc -eq 124 ] && echo "memcheck stopped at the deadline (partial; see memcheck.log)"
