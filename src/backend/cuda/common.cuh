@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "backend/cuda/check.h"
@@ -41,7 +42,9 @@ __device__ __forceinline__ float dot8(const uint4 w, const float4 a, const float
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
 #ifdef __CUDA_ARCH__
   uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  // Not volatile: the load has no side effect (weights are read-only), so the compiler may hoist and batch
+  // these loads; volatile asm kept every load in its own place and serialised a lane's chunks.
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                : "l"(p));
   return r;
@@ -100,12 +103,21 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 #endif
 }
 
+// DS4_CUDA_PDL=0 launches without the attribute (plain stream order), to measure what the overlap is worth.
+inline bool pdl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DS4_CUDA_PDL");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 // kernel<<<grid, block, smem, ctx.stream()>>>(args...) with the programmatic-serialization attribute.
 template <typename... KArgs, typename... Args>
 inline void launch(const Context& ctx, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, Args&&... args) {
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;

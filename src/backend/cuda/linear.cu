@@ -136,19 +136,21 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
     uint4 w[U][R];
     float4 xa[U], xb[U];
+    // Every load unconditional (chunks past the slice re-read chunk c0, whose products are dropped): straight-line
+    // code, so all U x R loads are issued before the first one is used.
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      const int64_t c = c0 + 32 * u;
-      const bool in = c < c_end;
+      const int64_t c = c0 + 32 * u < c_end ? c0 + 32 * u : c0;
 #pragma unroll
-      for (int r = 0; r < R; r++) w[u][r] = in ? detail::ld_stream(rows[r] + c * 8) : make_uint4(0, 0, 0, 0);
-      xa[u] = in ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
-      xb[u] = in ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
+      for (int r = 0; r < R; r++) w[u][r] = detail::ld_stream(rows[r] + c * 8);
+      xa[u] = __ldg(x4 + 2 * c);
+      xb[u] = __ldg(x4 + 2 * c + 1);
     }
 #pragma unroll
     for (int u = 0; u < U; u++)
+      if (c0 + 32 * u < c_end)
 #pragma unroll
-      for (int r = 0; r < R; r++) acc[r] += detail::dot8(w[u][r], xa[u], xb[u]);
+        for (int r = 0; r < R; r++) acc[r] += detail::dot8(w[u][r], xa[u], xb[u]);
   }
 #pragma unroll
   for (int r = 0; r < R; r++) acc[r] = detail::warp_sum(acc[r]);

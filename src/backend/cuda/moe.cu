@@ -1,6 +1,8 @@
 // MoE routing and routed experts (models/qwen_hybrid/moe.cpp). Only the experts a token selected are read.
 //
-// Decode (T <= 8), aligned widths: two tensor-core GEMV launches on the core of gemv.cuh, each reading the
+// Decode of one token, aligned widths: two CUDA-core streaming launches (see "Decode, one token" below).
+//
+// Decode (2 <= T <= 8), aligned widths: two tensor-core GEMV launches on the core of gemv.cuh, each reading the
 // expert ids from the device (no host sync), each expert's weights read once even when several of the T tokens
 // chose it. Assignment a = t * k + j is the "owner" of its expert when no earlier assignment chose the same one;
 // only owners do work, for every token that chose the expert (the mma's 8 columns are the tokens).
@@ -366,6 +368,141 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
                    w.down, idx, owner, A, sh ? sh->down : nullptr, act.h, SI, per, part, ctx.counters(), out);
     DS4_CUDA_CHECK_LAUNCH();
   }
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Decode, one token: CUDA-core streaming (as linear.cu's gemv_rows_kernel). A single token's k experts are
+// distinct, so there is nothing to share between assignments and no tensor core to feed.
+//  1. gate/up: a warp per (assignment j, intermediate row i) streams gate row i and up row i of expert idx[j]
+//     with the token's activations, and writes h[j * I + i] = weight[j] * (silu(gate) * up) (the tensor-core
+//     path's expression). The blocks past the routed rows write the shared expert's activations after them,
+//     h[K * I + i] = sigmoid(logit) * (silu(gate) * up), from the router projection.
+//  2. down: the K routed experts' intermediate widths and the shared expert's are one concatenated K of h; a
+//     row of the output is the dot of that h with the matching rows of each expert's down matrix, P warps per
+//     row taking consecutive slices and adding them in order in shared memory.
+// ----------------------------------------------------------------------------------------------------------
+constexpr int kRowWarps = 8;
+
+__global__ void __launch_bounds__(kRowWarps * 32)
+    gate_up_rows_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
+                        const float* weight, int64_t K, float* h, SharedAct sh, int64_t routed_blocks) {
+  constexpr int U = 4;
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  if (int64_t(blockIdx.x) >= routed_blocks) {  // the shared expert's activations: elementwise
+    detail::pdl_enter();
+    const int64_t i = (int64_t(blockIdx.x) - routed_blocks) * blockDim.x + threadIdx.x;
+    if (i < sh.inter) h[K * I + i] = detail::sigmoid(sh.logit[0]) * (detail::silu(sh.gate[i]) * sh.up[i]);
+    return;
+  }
+  const int64_t q = int64_t(blockIdx.x) * kRowWarps + warp;  // j * I + i
+  if (q >= K * I) {
+    detail::pdl_enter();
+    return;
+  }
+  const int64_t j = q / I, i = q % I;
+  detail::pdl_enter();  // idx is written by the routing kernel
+  const int64_t e = idx[j];
+  const bf16* rg = gate + (e * I + i) * H;
+  const bf16* ru = up + (e * I + i) * H;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  const int64_t chunks = H / 8;
+  float g = 0.0f, u = 0.0f;
+  for (int64_t c0 = lane; c0 < chunks; c0 += 32 * U) {
+    uint4 wg[U], wu[U];
+    float4 xa[U], xb[U];
+    // Unconditional loads (past the end: chunk c0 again, dropped below), so all of them are in flight at once.
+#pragma unroll
+    for (int v = 0; v < U; v++) {
+      const int64_t c = c0 + 32 * v < chunks ? c0 + 32 * v : c0;
+      wg[v] = detail::ld_stream(rg + c * 8);
+      wu[v] = detail::ld_stream(ru + c * 8);
+      xa[v] = __ldg(x4 + 2 * c);
+      xb[v] = __ldg(x4 + 2 * c + 1);
+    }
+#pragma unroll
+    for (int v = 0; v < U; v++)
+      if (c0 + 32 * v < chunks) {
+        g += detail::dot8(wg[v], xa[v], xb[v]);
+        u += detail::dot8(wu[v], xa[v], xb[v]);
+      }
+  }
+  g = detail::warp_sum(g);
+  u = detail::warp_sum(u);
+  if (lane == 0) h[q] = weight[j] * (detail::silu(g) * u);
+}
+
+// Row r of the output: the concatenated K is chunks of 8 of h; chunk c < K * I8 is expert slot c / I8's, the
+// rest the shared expert's.
+__global__ void __launch_bounds__(kRowWarps * 32)
+    down_rows_kernel(const float* h, int64_t H, int64_t I, const bf16* down, const int32_t* idx, int64_t K,
+                     const bf16* sh_down, int64_t SI, float* out, int P) {
+  constexpr int U = 8;
+  __shared__ float red[kRowWarps];
+  __shared__ int64_t base[64];  // expert slot j's down matrix offset, idx[j] * H * I (K <= 64)
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int64_t r = int64_t(blockIdx.x) * (kRowWarps / P) + warp / P;
+  const int64_t I8 = I / 8, routed = K * I8, chunks = routed + SI / 8;
+  const int64_t per = (chunks + P - 1) / P, c_begin = (warp % P) * per, c_end = detail::imin(c_begin + per, chunks);
+  const int64_t rr = detail::imin(r, H - 1);  // rows past H: never written
+  detail::pdl_enter();
+  for (int q = int(threadIdx.x); q < int(K); q += int(blockDim.x)) base[q] = int64_t(idx[q]) * H * I;
+  __syncthreads();
+  const float4* h4 = reinterpret_cast<const float4*>(h);
+  float acc = 0.0f;
+  for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
+    uint4 w[U];
+    float4 xa[U], xb[U];
+    // Unconditional loads (past the slice: chunk c0 again, dropped below), so all of them are in flight at once.
+#pragma unroll
+    for (int v = 0; v < U; v++) {
+      const int64_t c = c0 + 32 * v < c_end ? c0 + 32 * v : c0;
+      const bf16* p;
+      if (c < routed) {
+        const int64_t j = c / I8;
+        p = down + base[j] + rr * I + (c - j * I8) * 8;
+      } else {
+        p = sh_down + rr * SI + (c - routed) * 8;
+      }
+      w[v] = detail::ld_stream(p);
+      xa[v] = __ldg(h4 + 2 * c);
+      xb[v] = __ldg(h4 + 2 * c + 1);
+    }
+#pragma unroll
+    for (int v = 0; v < U; v++)
+      if (c0 + 32 * v < c_end) acc += detail::dot8(w[v], xa[v], xb[v]);
+  }
+  acc = detail::warp_sum(acc);
+  if (P == 1) {
+    if (lane == 0 && r < H) out[r] = acc;
+    return;
+  }
+  if (lane == 0) red[warp] = acc;
+  __syncthreads();
+  if (warp % P == 0 && lane == 0 && r < H) {
+    float sum = 0.0f;
+    for (int q = 0; q < P; q++) sum += red[warp + q];
+    out[r] = sum;
+  }
+}
+
+// T = 1 with 16-byte aligned weights and widths that are multiples of 8 (shared: null or its width too).
+void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, const int32_t* idx, const float* weight,
+                        int64_t K, float* out, const SharedExpert* sh) {
+  const int64_t H = w.hidden, I = w.inter, SI = sh ? sh->inter : 0;
+  float* h = ctx.scratch().take<float>(size_t(K * I + SI));
+  SharedAct act;
+  if (sh) act.gate = sh->gate, act.up = sh->up, act.logit = sh->logit, act.ld = sh->ld, act.inter = SI;
+  const int64_t routed_blocks = (K * I + kRowWarps - 1) / kRowWarps, shared_blocks = (SI + 255) / 256;
+  detail::launch(ctx, gate_up_rows_kernel, unsigned(routed_blocks + shared_blocks), kRowWarps * 32, 0, x, H, I,
+                 w.gate, w.up, idx, weight, K, h, act, routed_blocks);
+  DS4_CUDA_CHECK_LAUNCH();
+  // One resident wave of at most about 64 warps per multiprocessor, K sliced over up to 8 warps per row.
+  const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = (K * I + SI) / 8;
+  int P = 1;
+  while (P < kRowWarps && H * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
+  detail::launch(ctx, down_rows_kernel, detail::blocks_for(H, kRowWarps / P), kRowWarps * 32, 0, h, H, I, w.down,
+                 idx, K, sh ? sh->down : nullptr, SI, out, P);
+  DS4_CUDA_CHECK_LAUNCH();
 }
 
 // ----------------------------------------------------------------------------------------------------------
@@ -742,7 +879,9 @@ void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T
   const bool vec = w.hidden % 8 == 0 && w.inter % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up) &&
                    detail::aligned16(w.down);
   const bool fuse = shared && vec && shared->inter % 8 == 0 && detail::aligned16(shared->down);
-  if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out, fuse ? shared : nullptr);
+  if (vec && T == 1 && k <= 64 && detail::aligned16(x) && (!shared || fuse))
+    launch_decode_rows(ctx, w, x, idx, weight, k, out, shared);
+  else if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out, fuse ? shared : nullptr);
   else launch_decode_scalar(ctx, w, x, T, idx, weight, k, out);
   if (shared && !fuse) shared_composed(ctx, *shared, T, w.hidden, out);
 }
