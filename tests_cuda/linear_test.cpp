@@ -72,6 +72,31 @@ TEST(CudaLinear, SplitKCountersReset) {
   }
 }
 
+// RowsOut with streams: the projection added into hyper-connection streams, streams[t][s][n] += y[t][n] *
+// inject[t][s]. The one-token GEMV does it in its epilogue, other shapes through hc_inject; both must give the
+// bits of linear followed by hc_inject (the same expression on the same values).
+void check_linear_into_streams(int64_t T, int64_t K, int64_t N, int64_t S, uint32_t seed) {
+  const auto x = rand_vec(size_t(T * K), -1.0f, 1.0f, seed);
+  const auto streams0 = rand_vec(size_t(T * S * N), -2.0f, 2.0f, seed + 1);
+  const auto inj = rand_vec(size_t(T * S), 0.0f, 2.0f, seed + 2);
+  Weight W(size_t(N * K), 1.0f / std::sqrt(float(K)), seed + 3);
+  auto dx = upload(x), dinj = upload(inj);
+  auto want = upload(streams0), got = upload(streams0);
+  auto y = nan_buffer<float>(size_t(T * N));
+  linear(ctx(), dx.get(), T, K, W.d(), N, y.get());
+  hc_inject(ctx(), want.get(), y.get(), dinj.get(), T, S, N);
+  linear(ctx(), dx.get(), T, K, W.d(), N, RowsOut{nullptr, got.get(), dinj.get(), S});
+  expect_close(download(got), download(want), 0.0, 0.0,
+               "linear into streams T=" + std::to_string(T) + " K=" + std::to_string(K) + " N=" + std::to_string(N));
+}
+
+TEST(CudaLinear, IntoStreamsMatchesLinearThenInject) {
+  check_linear_into_streams(1, 6144, 2560, 4, 31);  // several warps per row
+  check_linear_into_streams(1, 2560, 40000, 3, 32);  // two rows per warp
+  check_linear_into_streams(1, 64, 40, 1, 33);
+  check_linear_into_streams(3, 640, 300, 4, 34);  // composed: linear, then hc_inject
+}
+
 // W starting 2 bytes past a 16-byte boundary: the GEMV cannot take 128-bit loads and must fall back, and cuBLASLt
 // must be told the operand's real alignment.
 TEST(CudaLinear, UnalignedWeights) {

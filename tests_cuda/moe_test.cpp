@@ -254,6 +254,17 @@ TEST_P(CudaMoeShared, MatchesTheModel) {
   double num = 0, den = 0;
   for (size_t i = 0; i < got.size(); i++) num += std::pow(got[i] - want[i], 2), den += std::pow(want[i], 2);
   EXPECT_LT(std::sqrt(num / den), decode ? 1e-5 : 6e-3) << what.str() << " relative L2";
+
+  // The same block added into two hyper-connection streams (RowsOut): the bits of the output above through
+  // hc_inject, whether the one-token down pass does it in its epilogue or the op composes it.
+  const int64_t S = 2;
+  const auto streams0 = rand_vec(size_t(T * S * H), -2.0f, 2.0f, 27);
+  const auto inj = rand_vec(size_t(T * S), 0.0f, 2.0f, 28);
+  auto dinj = upload(inj), want_s = upload(streams0), got_s = upload(streams0);
+  hc_inject(cx, want_s.get(), out.get(), dinj.get(), T, S, H);
+  moe_experts(cx, ExpertWeights{dg.get(), du.get(), dd.get(), E, H, I}, dx.get(), T, idx.get(), wts.get(), K,
+              RowsOut{nullptr, got_s.get(), dinj.get(), S}, &s);
+  expect_close(download(got_s), download(want_s), 0.0, 0.0, what.str() + " into streams");
 }
 
 INSTANTIATE_TEST_SUITE_P(

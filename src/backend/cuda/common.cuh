@@ -42,9 +42,7 @@ __device__ __forceinline__ float dot8(const uint4 w, const float4 a, const float
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
 #ifdef __CUDA_ARCH__
   uint4 r;
-  // Not volatile: the load has no side effect (weights are read-only), so the compiler may hoist and batch
-  // these loads; volatile asm kept every load in its own place and serialised a lane's chunks.
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                : "l"(p));
   return r;

@@ -184,6 +184,17 @@ __device__ __forceinline__ void sum_tile_planes(const float* part, int P, int64_
   }
 }
 
+// Stores one output row's value v: y[row], or (streams non-null) streams[s][row] += v * inject[s] for s < S
+// (RowsOut in ops.h: hc_inject's expression, so the result has the same bits).
+__device__ __forceinline__ void put_row(float* y, float* streams, const float* inject, int S, int64_t N, int64_t row,
+                                        float v) {
+  if (!streams) {
+    y[row] = v;
+    return;
+  }
+  for (int s = 0; s < S; s++) streams[int64_t(s) * N + row] += v * inject[s];
+}
+
 // Host side: how many warps share one tile's K steps. Blocks of 32 S threads; blocks[S] is the measured
 // occupancy (blocks per multiprocessor) of the kernel with that block size. A crude latency model: each
 // batch of U steps costs one memory round trip, a grid larger than what is resident at once costs one round

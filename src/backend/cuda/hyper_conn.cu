@@ -12,22 +12,19 @@
 // registers while it loops over the tokens) and writes partial[chunk][t][row]. The blocks of row group 0 also
 // write each chunk's float64 sum of squares per token. No atomics: every value has one writer.
 //
-// The last block of kernel 1 to finish (gemv.cuh: last_block_of) turns the partials into inv_s per (token,
-// stream), low[t][0..R) = silu((sum_s inv_s * sum_chunks partial) / S) and the inject weights, once, in a fixed
-// order.
-//
-// Kernel 2 (hc_up_kernel): a warp per h value streams the S up-rows s*H + h against low (staged in shared
-// memory); lane s holds normed[t][s*H + h] (recomputed from x, norm and inv_s exactly as the CPU computes it), and
-// lane 0 folds the streams in order: mixed = sum_s sigmoid(mix) * normed / S.
+// Kernel 2 (hc_up_kernel): each block owns a range of h and the S up-rows s*H + h of each. It first issues its
+// up-row loads, then (while they are in flight) rebuilds what it needs from kernel 1's partials: inv_s per
+// (token, stream) and low[t][0..R) = silu((sum_s inv_s * sum_chunks partial) / S), in a fixed order, so every
+// block computes bit-identical values; block 0 also writes inject. Teams of 8 lanes dot one up-row with low,
+// sigmoid it, and the block folds the S streams: mixed = sum_s sigmoid(mix) * normed / S with normed recomputed
+// from x, norm and inv_s exactly as the CPU computes it.
 //
 // The results agree with the composition (and the CPU) to float32 rounding: the only reassociation is
 // inv_s * sum(w * x * (1 + norm)) for sum(w * (x * inv_s) * (1 + norm)), and the order of the sums. Every sum
 // has a fixed order that depends on the shape only, never on T or on the other tokens (chunks, partitions and
 // lane reductions are per token), so a token's row is bit-identical whether it is decoded alone or verified in
 // a chunk, as with the GEMVs of the composition; and no atomics, so graphs and eager runs agree bit for bit.
-#include <algorithm>
-
-#include "backend/cuda/gemv.cuh"
+#include "backend/cuda/common.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -38,10 +35,16 @@ constexpr int kGroups = 5;              // 8-element column groups per lane per 
 constexpr int kDownRowsPerWarp = 2;
 constexpr int64_t kDownRows = kDownRowsPerWarp * (kThreads / 32);
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
-// Kernel 2: a warp per h value; low [T][R] staged in shared memory (R <= 1024 keeps T x R under the 48 KiB that
-// needs no opt-in).
+// Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
+// team covers 5 groups x 8 lanes = 40 groups (320 columns: all of R at the Flash-Next shape).
+constexpr int kTeam = 8;
+constexpr int kUpRowsPerTeam = 2;
+constexpr int64_t kUpRows = int64_t(kUpRowsPerTeam) * (kThreads / kTeam);
+constexpr int64_t kUpPassGroups = int64_t(kGroups) * kTeam;
+// Shared memory of kernel 2 holds low [T][R]: R <= 1024 keeps it (with the rest) under the 48 KiB that needs no
+// opt-in.
 constexpr int64_t kMaxLowrank = 1024;
-constexpr int64_t kMaxStreams = 32;  // kernel 2: one lane per stream
+constexpr int64_t kMaxStreams = kUpRows;  // a block covers at least one h with all its streams
 constexpr int64_t kMaxHidden = int64_t(1) << 20;
 
 // Element k of a staged vector of n elements (n a multiple of 8) sits at plane (k % 8) / 4, slot 4 (k / 8) + k % 4,
@@ -114,12 +117,6 @@ struct DownArgs {
   int64_t KC, cps;   // chunk length (multiple of 8) and chunks per stream
   float* part;       // [C][T][N]
   double* ssq;       // [C][T]
-  int64_t S, R;
-  float eps;
-  int* counter;      // Context::counters: the blocks that have finished
-  float* low;        // [T][R] out: silu(down . normed / S)
-  float* inv;        // [T][S] out: 1 / rms of each stream
-  float* inject;     // [T][S] out, or null
 };
 
 template <int NT>
@@ -193,136 +190,139 @@ __global__ void __launch_bounds__(kThreads, 2) hc_down_kernel(DownArgs a) {
     });
   }
 
-  // The chunk's sum of squares of x per token, in float64 as cpu::rms_norm_offset, by the whole block (one warp
-  // walking 1280 columns was the kernel's slowest block). blockIdx.x is uniform over the block, so the barriers
-  // inside block_sum are reached by every thread.
-  if (blockIdx.x == 0) {
-    __shared__ double red[32];
-    for (int64_t t = 0; t < a.T; t++) {
+  // The chunk's sum of squares of x per token, in float64 as cpu::rms_norm_offset (one warp per token).
+  if (blockIdx.x == 0)
+    for (int64_t t = warp; t < a.T; t += kThreads / 32) {
       const float* xr = a.x + t * a.D + k0;
       double ss = 0.0;
-#pragma unroll 4
-      for (int64_t k = threadIdx.x; k < len; k += blockDim.x) ss += double(xr[k]) * double(xr[k]);
-      ss = detail::block_sum(ss, red);
-      if (threadIdx.x == 0) a.ssq[c * a.T + t] = ss;
+      for (int64_t k = lane; k < len; k += 32) ss += double(xr[k]) * double(xr[k]);
+      ss = detail::warp_sum(ss);
+      if (lane == 0) a.ssq[c * a.T + t] = ss;
     }
-  }
-
-  // The last block to finish turns the partials into what kernel 2 needs, once: inv[t][s] from the chunks' sums
-  // of squares (chunks of a stream in order, as cpu::rms_norm_offset), then low[t][r] = silu(sum_s inv_s *
-  // (sum of the stream's chunk partials) / S) and the inject weights 2 sigmoid(. / S) from rows R + j. Every
-  // sum has a fixed order; the loops are flat and unrolled so that their loads are in flight together.
-  if (!detail::last_block_of(a.counter, int(gridDim.x * gridDim.y))) return;
-  float* inv = us;  // the staged chunk is no longer read: [T][S]
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < a.T * a.S; i += blockDim.x) {
-    const int64_t t = i / a.S, st = i % a.S;
-    double ss = 0.0;
-#pragma unroll 4
-    for (int64_t q = 0; q < a.cps; q++) ss += __ldcg(a.ssq + (st * a.cps + q) * a.T + t);
-    const float v = 1.0f / sqrtf(float(ss / double(a.H)) + a.eps);
-    inv[i] = v;
-    a.inv[i] = v;
-  }
-  __syncthreads();
-  for (int64_t i = threadIdx.x; i < a.T * a.N; i += blockDim.x) {
-    const int64_t t = i / a.N, r = i % a.N;
-    // Nested loops with no division inside (a flat loop's 64-bit divisions cost more than its loads), unrolled
-    // so that the loads of several streams are issued before the first sum needs them.
-    float dot = 0.0f;
-#pragma unroll 4
-    for (int64_t st = 0; st < a.S; st++) {
-      float ps = 0.0f;
-#pragma unroll 2
-      for (int64_t q = 0; q < a.cps; q++) ps += __ldcg(a.part + ((st * a.cps + q) * a.T + t) * a.N + r);
-      dot += inv[t * a.S + st] * ps;
-    }
-    if (r < a.R) a.low[t * a.R + r] = detail::silu(dot / float(a.S));
-    else if (a.inject) a.inject[t * a.S + (r - a.R)] = 2.0f * detail::sigmoid(dot / float(a.S));
-  }
 }
 
 struct UpArgs {
   const float* x;     // [T][D]
   const bf16* norm;   // [D] or null
   const bf16* up;     // [D][R]
-  const float* low;   // [T][R] from hc_down_kernel's last block
-  const float* inv;   // [T][S]
-  int64_t T, S, H, D, R;
-  float* mixed;       // [T][H]
+  const float* part;  // [C][T][N] from hc_down_kernel
+  const double* ssq;  // [C][T]
+  int64_t T, S, H, D, R, N, cps, HB;  // HB: h values per block (HB * S <= kUpRows)
+  float eps;
+  float* mixed;   // [T][H]
+  float* inject;  // [T][S] or null (then N may be R)
 };
 
-// Kernel 2: a warp per h. Lane s < S holds the stream-s inputs of h (x and 1 + norm, then normed) for every
-// token; the warp streams the S up-rows s*H + h (four at a time, every lane's chunks of them in flight
-// together), dots each with low[t] (staged in shared memory), and lane 0 folds the streams in order:
-// mixed[t][h] = sum_s sigmoid(mix) * normed / S, normed = (x * inv) * (1 + norm) exactly as the CPU.
 template <int NT>
-__global__ void __launch_bounds__(kThreads) hc_up_kernel(UpArgs a) {
-  constexpr int kRowsAtOnce = 4, kMaxChunks = kMaxLowrank / 8 / 32;  // chunks of 8 per lane per row
-  extern __shared__ __align__(16) float low[];  // [T][R] in plane order
-  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
-  const int64_t h = int64_t(blockIdx.x) * (kThreads / 32) + warp, hh = detail::imin(h, a.H - 1);
-  const int64_t R8 = a.R / 8;
-  // The rows of this warp are never written by earlier kernels: on their way into L2 while the previous runs.
-  for (int64_t s = 0; s < a.S; s++)
-    if (lane * 8 < R8) detail::prefetch_l2(a.up + (s * a.H + hh) * a.R + lane * 64);
-  float one_plus = 1.0f;
-  if (lane < a.S && a.norm) one_plus = 1.0f + detail::bf(a.norm[lane * a.H + hh]);
+__global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
+  extern __shared__ __align__(16) float sm[];
+  float* low = sm;                     // [T][R] in plane order
+  float* sig = low + a.T * a.R;        // [T][kUpRows]: sigmoid(mix) of the block's rows
+  float* inv = sig + a.T * kUpRows;    // [T][S]: 1 / rms of each token's streams
+  const int lane = int(threadIdx.x & 31), team = int(threadIdx.x / kTeam), l = lane % kTeam;
+  const int64_t h0 = int64_t(blockIdx.x) * a.HB, hn = detail::imin(a.HB, a.H - h0), rows = hn * a.S;
+  // The block's rows s*H + h0 .. s*H + h0 + hn - 1 are contiguous in up for each s.
+  prefetch_spans(a.up + h0 * a.R, a.S, a.H * a.R, hn * a.R);
   detail::pdl_enter();
-  float xs[NT], normed[NT];
+
+  // Block row q = hl * S + s is up-row s*H + h0 + hl; team rows q = team + 32 u.
+  const int64_t R8 = a.R / 8;
+  const bf16* rp[kUpRowsPerTeam];
+  bool rv[kUpRowsPerTeam];
 #pragma unroll
-  for (int t = 0; t < NT; t++) xs[t] = t < a.T && lane < a.S ? a.x[t * a.D + lane * a.H + hh] : 0.0f;
-  for (int64_t i = threadIdx.x; i < a.T * a.R; i += blockDim.x) {
-    const int64_t t = i / a.R, r = i % a.R;
-    low[t * a.R + plane_slot(r, a.R)] = a.low[i];
+  for (int u = 0; u < kUpRowsPerTeam; u++) {
+    const int64_t q = team + int64_t(kThreads / kTeam) * u;
+    rv[u] = q < rows;
+    rp[u] = rv[u] ? a.up + ((q % a.S) * a.H + h0 + q / a.S) * a.R : a.up;
   }
+  uint4 w[kUpRowsPerTeam][kGroups];
+  auto load = [&](int64_t cb) {
 #pragma unroll
-  for (int t = 0; t < NT; t++)
-    normed[t] = t < a.T && lane < a.S ? (xs[t] * a.inv[t * a.S + lane]) * one_plus : 0.0f;
-  __syncthreads();
-  float m[NT];
+    for (int u = 0; u < kUpRowsPerTeam; u++)
 #pragma unroll
-  for (int t = 0; t < NT; t++) m[t] = 0.0f;
-  for (int64_t s0 = 0; s0 < a.S; s0 += kRowsAtOnce) {
-    uint4 w[kRowsAtOnce][kMaxChunks];
-    // Unconditional loads of valid addresses (a missing row or chunk re-reads row s0's chunk lane % R8; its
-    // products are never used), so that all of them are issued before the first is needed.
-#pragma unroll
-    for (int q = 0; q < kRowsAtOnce; q++)
-#pragma unroll
-      for (int j = 0; j < kMaxChunks; j++) {
-        const int64_t g = lane + 32 * j;
-        const bool ok = s0 + q < a.S && g < R8;
-        w[q][j] = detail::ld_stream(a.up + ((ok ? s0 + q : s0) * a.H + hh) * a.R + 8 * (ok ? g : lane % R8));
+      for (int j = 0; j < kGroups; j++) {
+        const int64_t g = cb + l + kTeam * j;
+        w[u][j] = rv[u] && g < R8 ? detail::ld_stream(rp[u] + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
       }
+  };
+  load(0);  // in flight while the block rebuilds low below
+
+  // inv[t][s] from the chunks' sums of squares (chunks of a stream in order), as cpu::rms_norm_offset.
+  for (int64_t i = threadIdx.x; i < a.T * a.S; i += blockDim.x) {
+    const int64_t t = i / a.S, s = i % a.S;
+    double ss = 0.0;
+    for (int64_t cc = 0; cc < a.cps; cc++) ss += a.ssq[(s * a.cps + cc) * a.T + t];
+    inv[i] = 1.0f / sqrtf(float(ss / double(a.H)) + a.eps);
+  }
+  __syncthreads();
+  // low[t][r] = silu(down_r . normed_t / S) for every block (the same fixed order everywhere); block 0 also
+  // the inject weights 2 sigmoid(inject_j . normed_t / S) from rows R + j.
+  const int64_t n_low = a.T * a.R, n_all = n_low + (blockIdx.x == 0 && a.inject ? a.T * a.S : 0);
+  for (int64_t i = threadIdx.x; i < n_all; i += blockDim.x) {
+    const bool is_low = i < n_low;
+    const int64_t t = is_low ? i / a.R : (i - n_low) / a.S, r = is_low ? i % a.R : a.R + (i - n_low) % a.S;
+    float dot = 0.0f;
+    for (int64_t s = 0; s < a.S; s++) {
+      float ps = 0.0f;
+      for (int64_t cc = 0; cc < a.cps; cc++) ps += a.part[((s * a.cps + cc) * a.T + t) * a.N + r];
+      dot += inv[t * a.S + s] * ps;
+    }
+    if (is_low) low[t * a.R + plane_slot(r, a.R)] = detail::silu(dot / float(a.S));
+    else a.inject[t * a.S + (r - a.R)] = 2.0f * detail::sigmoid(dot / float(a.S));
+  }
+  __syncthreads();
+
+  // mix of the team's rows: acc[u * NT + t]. Passes of 40 groups (one pass for R <= 320).
+  float acc[kUpRowsPerTeam * NT];
+#pragma unroll
+  for (int i = 0; i < kUpRowsPerTeam * NT; i++) acc[i] = 0.0f;
+  for (int64_t cb = 0;;) {
 #pragma unroll
     for (int t = 0; t < NT; t++) {
       if (t >= a.T) break;
       const float* p0 = low + t * a.R;
       const float* p1 = p0 + a.R / 2;
-      float acc[kRowsAtOnce] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int j = 0; j < kMaxChunks; j++) {
-        const int64_t g = lane + 32 * j;
+      for (int j = 0; j < kGroups; j++) {
+        const int64_t g = cb + l + kTeam * j;
         if (g < R8) {
           const float4 lo = *reinterpret_cast<const float4*>(p0 + 4 * g);
           const float4 hi = *reinterpret_cast<const float4*>(p1 + 4 * g);
 #pragma unroll
-          for (int q = 0; q < kRowsAtOnce; q++) acc[q] += detail::dot8(w[q][j], lo, hi);
+          for (int u = 0; u < kUpRowsPerTeam; u++) acc[u * NT + t] += detail::dot8(w[u][j], lo, hi);
         }
       }
-#pragma unroll
-      for (int q = 0; q < kRowsAtOnce; q++) {
-        const float mix = detail::warp_sum(acc[q]);
-        const float nv = __shfl_sync(0xffffffffu, normed[t], int(s0) + q < 32 ? int(s0) + q : 0);
-        if (s0 + q < a.S) m[t] += detail::sigmoid(mix) * nv;  // streams in order, as the CPU
-      }
     }
+    cb += kUpPassGroups;
+    if (cb >= R8) break;
+    load(cb);
   }
-  if (lane == 0 && h < a.H)
 #pragma unroll
-    for (int t = 0; t < NT; t++)
-      if (t < a.T) a.mixed[t * a.H + h] = m[t] / float(a.S);
+  for (int t = 0; t < NT; t++) {
+    if (t >= a.T) break;
+    float v[kUpRowsPerTeam];
+#pragma unroll
+    for (int u = 0; u < kUpRowsPerTeam; u++) v[u] = acc[u * NT + t];
+    team_sum_scatter<kUpRowsPerTeam, kTeam>(v);
+    team_sum_results<kUpRowsPerTeam, kTeam>(v, [&](int u, float sum) {
+      const int64_t q = team + int64_t(kThreads / kTeam) * u;
+      if (q < rows) sig[t * kUpRows + q] = detail::sigmoid(sum);
+    });
+  }
+  __syncthreads();
+
+  // mixed[t][h] = sum_s sigmoid(mix) * normed / S, streams in order, normed = (x * inv) * (1 + norm) as the CPU.
+  for (int64_t i = threadIdx.x; i < a.T * hn; i += blockDim.x) {
+    const int64_t t = i / hn, hl = i % hn, h = h0 + hl;
+    float m = 0.0f;
+    for (int64_t s = 0; s < a.S; s++) {
+      const int64_t k = s * a.H + h;
+      const float o = a.norm ? detail::bf(a.norm[k]) : 0.0f;
+      const float normed = (a.x[t * a.D + k] * inv[t * a.S + s]) * (1.0f + o);
+      m += sig[t * kUpRows + hl * a.S + s] * normed;
+    }
+    a.mixed[t * a.H + h] = m / float(a.S);
+  }
 }
 
 template <int NT>
@@ -362,21 +362,17 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
   cps = (H + KC - 1) / KC;
   const int64_t C = S * cps;
   const int64_t N = inject ? R + S : R;  // inject rows are not read when not wanted
+  const int64_t HB = kUpRows / S;        // h values per kernel-2 block: 16 at S = 4, 160 blocks at H = 2560
 
   ScratchScope scope(ctx.scratch());
   float* part = ctx.scratch().take<float>(size_t(C * T * N));
   double* ssq = ctx.scratch().take<double>(size_t(C * T));
-  float* low = ctx.scratch().take<float>(size_t(T * R));
-  float* inv = ctx.scratch().take<float>(size_t(T * S));
 
-  const dim3 g1(unsigned((N + kDownRows - 1) / kDownRows), unsigned(C));
-  const dim3 g2(unsigned((H + kThreads / 32 - 1) / (kThreads / 32)));
-  detail::require(int64_t(g1.x) * g1.y < (int64_t(1) << 31), "hc_mix_fused: too many blocks");
-  const DownArgs d{x, norm, down_inject, T, H, D, N, KC, cps, part, ssq, S, R, eps, ctx.counters(), low, inv, inject};
-  const UpArgs u{x, norm, up, low, inv, T, S, H, D, R, mixed};
-  // At most 8 x 1280 x 4 = 40 KiB (kernel 1 also keeps inv [T][S] there at the end) and 8 x 1024 x 4 = 32 KiB:
-  // no opt-in needed.
-  const size_t smem1 = size_t(T * std::max(KC, S)) * sizeof(float), smem2 = size_t(T * R) * sizeof(float);
+  const DownArgs d{x, norm, down_inject, T, H, D, N, KC, cps, part, ssq};
+  const UpArgs u{x, norm, up, part, ssq, T, S, H, D, R, N, cps, HB, eps, mixed, inject};
+  const dim3 g1(unsigned((N + kDownRows - 1) / kDownRows), unsigned(C)), g2(unsigned((H + HB - 1) / HB));
+  // At most 8 x 1280 x 4 = 40 KiB and 8 x (1024 + 64 + 64) x 4 = 36 KiB: no opt-in needed.
+  const size_t smem1 = size_t(T * KC) * sizeof(float), smem2 = size_t(T * (R + kUpRows + S)) * sizeof(float);
   if (T == 1) launch_fused<1>(ctx, d, g1, smem1, u, g2, smem2);
   else if (T == 2) launch_fused<2>(ctx, d, g1, smem1, u, g2, smem2);
   else if (T <= 4) launch_fused<4>(ctx, d, g1, smem1, u, g2, smem2);

@@ -74,6 +74,18 @@ void advance_position(Context& ctx, int64_t* pos, int64_t T);
 // float32 output).
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y);
 
+// Where a block's output rows go: y [T][N] (streams null), or added into the hyper-connection streams as
+// hc_inject does, streams[t][s][n] += y[t][n] * inject[t][s] for s < S (streams [T][S][N], inject [T][S]). The
+// one-token GEMVs apply the second form in their epilogue, so the row and the hc_inject launch disappear; other
+// shapes compute y in scratch and call hc_inject. Bit-identical either way.
+struct RowsOut {
+  float* y = nullptr;
+  float* streams = nullptr;
+  const float* inject = nullptr;
+  int64_t S = 0;
+};
+void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, const RowsOut& out);
+
 // ---------------------------------------------------------------------------------------------------------
 // Norms (cpu/norms.h)
 // ---------------------------------------------------------------------------------------------------------
@@ -335,5 +347,7 @@ struct SharedExpert {
 // same sum). Otherwise swiglu, linear and add_gated_rows' formulas after the routed experts.
 void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
                  const float* weight, int64_t k, float* out, const SharedExpert* shared = nullptr);
+void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                 const float* weight, int64_t k, const RowsOut& out, const SharedExpert* shared = nullptr);
 
 }  // namespace ds4::cuda

@@ -389,10 +389,11 @@ class CudaQwenModel : public Model {
     rms_norm_offset(ctx_, u, m.input_norm.p(), a, T, H, H, eps);
     fill_positions(ctx_, sp, T, pos3);
     linear(ctx_, a, T, H, m.attn.proj.p(), N, pr);
-    gated_attention(m.attn, st.mtp.keys.get(), st.mtp.values.get(), pr, N, T, sp, pos3, KeySelection::causal(sp, T), o);
+    gated_attention(m.attn, st.mtp.keys.get(), st.mtp.values.get(), pr, N, T, sp, pos3, KeySelection::causal(sp, T),
+                    RowsOut{o});
     add(ctx_, u, o, u, T * H);
     rms_norm_offset(ctx_, u, m.post_norm.p(), a, T, H, H, eps);
-    moe_block(m.moe, a, T, o);
+    moe_block(m.moe, a, T, RowsOut{o});
     add(ctx_, u, o, u, T * H);
     rms_norm_offset(ctx_, u, m.norm.p(), a, T, H, H, eps);
     st.mtp_pos += T;
@@ -443,7 +444,9 @@ class CudaQwenModel : public Model {
     int32_t* pos3 = take<int32_t>(3 * T);
     float* mixed = take<float>(T * H);
     float* inject = take<float>(T * S);
-    float* out = take<float>(T * H);
+    // Each block's output goes straight into the residual streams, x[t][s] += out[t] * inject[t][s] (hc_inject,
+    // done by the block's last projection: RowsOut).
+    const RowsOut to_streams{nullptr, x, inject, S};
     fill_positions(ctx_, sp, T, pos3);
     embed_streams(ctx_, w_.embed.p(), H, tok_dev_.get(), T, S, x);
     for (int64_t i = 0; i < c.num_layers; i++) {
@@ -459,14 +462,10 @@ class CudaQwenModel : public Model {
       }
       if (l.type == LayerType::LinearAttention) {
         auto s = span("gated deltanet");
-        gdn_block(l.gdn, ls, mixed, T, out);
+        gdn_block(l.gdn, ls, mixed, T, to_streams);
       } else {
         auto s = span("sparse attention");
-        attn_block(l.attn, ls, mixed, T, sp, pos3, out);
-      }
-      {
-        auto s = span("hyper-connection inject");
-        hc_inject(ctx_, x, out, inject, T, S, H);
+        attn_block(l.attn, ls, mixed, T, sp, pos3, to_streams);
       }
       {
         auto s = span("hyper-connection mix");
@@ -474,11 +473,7 @@ class CudaQwenModel : public Model {
       }
       {
         auto s = span("moe");
-        moe_block(l.moe, mixed, T, out);
-      }
-      {
-        auto s = span("hyper-connection inject");
-        hc_inject(ctx_, x, out, inject, T, S, H);
+        moe_block(l.moe, mixed, T, to_streams);
       }
     }
     // The draft head reads every row's final hidden state; otherwise only the rows asked for are mixed.
@@ -542,7 +537,7 @@ class CudaQwenModel : public Model {
   }
 
   // models/qwen_hybrid/gated_deltanet.cpp: gdn_forward.
-  void gdn_block(const DGdn& g, LayerState& ls, const float* x, int64_t T, float* out) const {
+  void gdn_block(const DGdn& g, LayerState& ls, const float* x, int64_t T, const RowsOut& out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, KH = c.lin_k_heads, VH = c.lin_v_heads, dk = c.lin_k_dim, dv = c.lin_v_dim;
     const int64_t vd = VH * dv, conv = 2 * KH * dk + vd, N = g.proj.rows;
@@ -583,7 +578,7 @@ class CudaQwenModel : public Model {
 
   // models/qwen_hybrid/sparse_attention.cpp: qsa_select, then gated_attention over the selection.
   void attn_block(const DAttn& w, LayerState& ls, const float* x, int64_t T, SeqPos sp, const int32_t* pos3,
-                  float* out) const {
+                  const RowsOut& out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim;
     const int64_t IH = c.idx_heads, D = c.idx_head_dim, R = c.idx_ratio, topk = c.idx_budget / c.idx_ratio;
@@ -618,7 +613,7 @@ class CudaQwenModel : public Model {
   // interleaved per head, k, v from column 0); the keys and values are appended to the caches at sp, and each
   // query reads the positions `selection` gives.
   void gated_attention(const DAttn& w, bf16* keys, bf16* values, float* pr, int64_t N, int64_t T, SeqPos sp,
-                       const int32_t* pos3, const KeySelection& selection, float* out) const {
+                       const int32_t* pos3, const KeySelection& selection, const RowsOut& out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
     const int64_t QG = NH * 2 * HD;
@@ -670,7 +665,7 @@ class CudaQwenModel : public Model {
 
   // models/qwen_hybrid/moe.cpp: routed experts plus the gated shared expert, whose gate logit, gate and up
   // projections are columns of the router projection (moe_experts reads them in place, row stride N).
-  void moe_block(const DMoe& m, const float* x, int64_t T, float* out) const {
+  void moe_block(const DMoe& m, const float* x, int64_t T, const RowsOut& out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, E = c.num_experts, K = c.top_k, SI = c.shared_inter, N = m.proj.rows;
     ScratchScope scope(ctx_.scratch());
