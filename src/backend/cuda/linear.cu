@@ -112,7 +112,8 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
 
 constexpr int kRowWarps = 8;
 
-template <int R, int U>
+// kStreams: the RowsOut stream epilogue is compiled in (its registers would cost the plain GEMV occupancy).
+template <int R, int U, bool kStreams>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, float* streams,
                      const float* inject, int S) {
@@ -130,6 +131,13 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   for (int r = 0; r < R; r++)
     if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
   detail::pdl_enter();
+  // The row writers (lane 0 of the first warp of each row group) fetch their rows' streams now.
+  const bool writer = lane == 0 && warp % P == 0;
+  detail::RowSink sink[R];
+  if (kStreams)
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      if (writer && row0 + r < N) sink[r].load(streams, inject, S, N, row0 + r);
   const float4* x4 = reinterpret_cast<const float4*>(x);
   float acc[R];
 #pragma unroll
@@ -158,18 +166,33 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   for (int r = 0; r < R; r++) acc[r] = detail::warp_sum(acc[r]);
   if (P == 1) {
 #pragma unroll
-    for (int r = 0; r < R; r++)
-      if (lane == 0 && row0 + r < N) detail::put_row(y, streams, inject, S, N, row0 + r, acc[r]);
+    for (int r = 0; r < R; r++) {
+      if constexpr (!kStreams) {
+        if (lane == 0 && row0 + r < N) y[row0 + r] = acc[r];
+      } else if (writer && row0 + r < N) {
+        sink[r].put(y, streams, inject, S, N, row0 + r, acc[r]);
+      }
+    }
     return;
   }
   if (lane == 0)
 #pragma unroll
     for (int r = 0; r < R; r++) red[warp][r] = acc[r];
   __syncthreads();
-  if (warp % P == 0 && lane < R && row0 + lane < N) {
-    float sum = 0.0f;
-    for (int q = 0; q < P; q++) sum += red[warp + q][lane];
-    detail::put_row(y, streams, inject, S, N, row0 + lane, sum);
+  if constexpr (!kStreams) {
+    if (warp % P == 0 && lane < R && row0 + lane < N) {
+      float sum = 0.0f;
+      for (int q = 0; q < P; q++) sum += red[warp + q][lane];
+      y[row0 + lane] = sum;
+    }
+  } else if (writer) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+      if (row0 + r < N) {
+        float sum = 0.0f;
+        for (int q = 0; q < P; q++) sum += red[warp + q][r];
+        sink[r].put(y, streams, inject, S, N, row0 + r, sum);
+      }
   }
 }
 
@@ -177,21 +200,27 @@ bool rows_path(int64_t T, int64_t K, const bf16* W, const float* x) {
   return T == 1 && K % 8 == 0 && detail::aligned16(W) && detail::aligned16(x);
 }
 
-void launch_gemv_rows(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
+template <bool kStreams>
+void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   // At most about 64 warps per multiprocessor, one resident wave (a second wave costs a whole extra round trip):
   // tall matrices give each warp two rows (8 chunk loads per lane in flight), short ones split each row's K over
   // up to 8 warps, as long as every lane gets a chunk.
   const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
   if (N >= 2 * want) {
-    detail::launch(ctx, gemv_rows_kernel<2, 4>, detail::blocks_for(N, 2 * kRowWarps), kRowWarps * 32, 0, x, K, W,
-                   N, o.y, 1, o.streams, o.inject, int(o.S));
+    detail::launch(ctx, gemv_rows_kernel<2, 4, kStreams>, detail::blocks_for(N, 2 * kRowWarps), kRowWarps * 32, 0,
+                   x, K, W, N, o.y, 1, o.streams, o.inject, int(o.S));
   } else {
     int P = 1;
     while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
-    detail::launch(ctx, gemv_rows_kernel<1, 8>, detail::blocks_for(N, kRowWarps / P), kRowWarps * 32, 0, x, K, W,
-                   N, o.y, P, o.streams, o.inject, int(o.S));
+    detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, detail::blocks_for(N, kRowWarps / P), kRowWarps * 32, 0,
+                   x, K, W, N, o.y, P, o.streams, o.inject, int(o.S));
   }
   DS4_CUDA_CHECK_LAUNCH();
+}
+
+void launch_gemv_rows(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
+  if (o.streams) launch_gemv_rows_as<true>(ctx, x, K, W, N, o);
+  else launch_gemv_rows_as<false>(ctx, x, K, W, N, o);
 }
 
 // ----- scalar fallback (K not a multiple of 8 or rows not 16-byte aligned) -----

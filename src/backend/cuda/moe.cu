@@ -446,6 +446,9 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const int64_t per = (chunks + P - 1) / P, c_begin = (warp % P) * per, c_end = detail::imin(c_begin + per, chunks);
   const int64_t rr = detail::imin(r, H - 1);  // rows past H: never written
   detail::pdl_enter();
+  const bool writer = lane == 0 && warp % P == 0 && r < H;
+  detail::RowSink sink;
+  if (writer) sink.load(streams, inject, S, H, r);
   for (int q = int(threadIdx.x); q < int(K); q += int(blockDim.x)) base[q] = int64_t(idx[q]) * H * I;
   __syncthreads();
   const float4* h4 = reinterpret_cast<const float4*>(h);
@@ -476,15 +479,15 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   }
   acc = detail::warp_sum(acc);
   if (P == 1) {
-    if (lane == 0 && r < H) detail::put_row(out, streams, inject, S, H, r, acc);
+    if (writer) sink.put(out, streams, inject, S, H, r, acc);
     return;
   }
   if (lane == 0) red[warp] = acc;
   __syncthreads();
-  if (warp % P == 0 && lane == 0 && r < H) {
+  if (writer) {
     float sum = 0.0f;
     for (int q = 0; q < P; q++) sum += red[warp + q];
-    detail::put_row(out, streams, inject, S, H, r, sum);
+    sink.put(out, streams, inject, S, H, r, sum);
   }
 }
 
