@@ -27,6 +27,8 @@
 // - MoE:     linear(router | shared gate logit | shared gate | shared up) -> moe_route -> moe_experts(SharedExpert
 //            over the projection's columns); or without the shared expert in moe_experts: swiglu -> linear(down)
 //            -> add_gated_rows.
+// - After each block: hc_inject(x, out, inject); the model passes RowsOut{streams, inject} to the block's last
+//   projection (linear, moe_experts) instead, which does the same addition.
 #pragma once
 #include <cstdint>
 #include <vector>
