@@ -14,24 +14,42 @@
 namespace ds4::cuda::test {
 namespace {
 
-void check_hc(int64_t T, int64_t H, int64_t S, int64_t R) {
+// One mixer's random weights (seeds seed0 .. seed0 + 4), an input x [T][S*H] and the CPU's qwen::hc_mix outputs.
+struct HcReference {
   qwen::Config c;
-  c.hidden_size = H;
-  c.hc_count = S;
-  c.hc_lowrank = R;
-  c.rms_eps = 1e-6;
-  const int64_t D = S * H;
-  Weight norm(size_t(D), 0.2f, 1), down(size_t(R * D), 1.7f / std::sqrt(float(D)), 2),
-      up(size_t(D * R), 1.7f / std::sqrt(float(R)), 3), inject(size_t(S * D), 1.7f / std::sqrt(float(D)), 4);
-  qwen::HyperConnWeights w;
-  w.norm = {norm.host, {D}};
-  w.down = {down.host, {R, D}};
-  w.up = {up.host, {D, R}};
-  w.inject = {inject.host, {S, D}};
-  w.has_inject = true;
-  const auto x = rand_vec(size_t(T * D), -2.0f, 2.0f, 5);
-  std::vector<float> want_mixed(size_t(T * H)), want_inject(size_t(T * S));
-  qwen::hc_mix(w, c, x.data(), T, want_mixed.data(), want_inject.data());
+  int64_t D;
+  Weight norm, down, up, inject;
+  std::vector<float> x, want_mixed, want_inject;
+  HcReference(int64_t T, int64_t H, int64_t S, int64_t R, bool has_inject, uint32_t seed0)
+      : D(S * H),
+        norm(size_t(D), 0.2f, seed0),
+        down(size_t(R * D), 1.7f / std::sqrt(float(D)), seed0 + 1),
+        up(size_t(D * R), 1.7f / std::sqrt(float(R)), seed0 + 2),
+        inject(size_t(S * D), 1.7f / std::sqrt(float(D)), seed0 + 3),
+        x(rand_vec(size_t(T * D), -2.0f, 2.0f, seed0 + 4)),
+        want_mixed(size_t(T * H)),
+        want_inject(size_t(T * S)) {
+    c.hidden_size = H;
+    c.hc_count = S;
+    c.hc_lowrank = R;
+    c.rms_eps = 1e-6;
+    qwen::HyperConnWeights w;
+    w.norm = {norm.host, {D}};
+    w.down = {down.host, {R, D}};
+    w.up = {up.host, {D, R}};
+    w.inject = {inject.host, {S, D}};
+    w.has_inject = has_inject;
+    qwen::hc_mix(w, c, x.data(), T, want_mixed.data(), want_inject.data());
+  }
+};
+
+void check_hc(int64_t T, int64_t H, int64_t S, int64_t R) {
+  const HcReference ref(T, H, S, R, true, 1);
+  const qwen::Config& c = ref.c;
+  const int64_t D = ref.D;
+  const Weight &norm = ref.norm, &down = ref.down, &up = ref.up, &inject = ref.inject;
+  const auto& x = ref.x;
+  const auto &want_mixed = ref.want_mixed, &want_inject = ref.want_inject;
 
   auto dx = upload(x);
   DeviceBuffer<float> normed(size_t(T * D)), low(size_t(T * R)), mix(size_t(T * D));
@@ -63,23 +81,11 @@ void check_hc(int64_t T, int64_t H, int64_t S, int64_t R) {
 // projection (inv_s * sum w x (1 + norm) per stream) and sums in its own order: float32 rounding, so the T <= 8
 // bound of the composition (1e-4 of the largest value) applies.
 void check_hc_fused(int64_t T, int64_t H, int64_t S, int64_t R, bool inject_rows, bool ask_inject) {
-  qwen::Config c;
-  c.hidden_size = H;
-  c.hc_count = S;
-  c.hc_lowrank = R;
-  c.rms_eps = 1e-6;
-  const int64_t D = S * H;
-  Weight norm(size_t(D), 0.2f, 11), down(size_t(R * D), 1.7f / std::sqrt(float(D)), 12),
-      up(size_t(D * R), 1.7f / std::sqrt(float(R)), 13), inject(size_t(S * D), 1.7f / std::sqrt(float(D)), 14);
-  qwen::HyperConnWeights w;
-  w.norm = {norm.host, {D}};
-  w.down = {down.host, {R, D}};
-  w.up = {up.host, {D, R}};
-  w.inject = {inject.host, {S, D}};
-  w.has_inject = ask_inject;
-  const auto x = rand_vec(size_t(T * D), -2.0f, 2.0f, 15);
-  std::vector<float> want_mixed(size_t(T * H)), want_inject(size_t(T * S));
-  qwen::hc_mix(w, c, x.data(), T, want_mixed.data(), want_inject.data());
+  const HcReference ref(T, H, S, R, ask_inject, 11);
+  const qwen::Config& c = ref.c;
+  const Weight &norm = ref.norm, &down = ref.down, &up = ref.up, &inject = ref.inject;
+  const auto& x = ref.x;
+  const auto &want_mixed = ref.want_mixed, &want_inject = ref.want_inject;
 
   // The model's single [down | inject] matrix (the values are bf16 already: uploading them is exact).
   auto rows = down.host;

@@ -85,11 +85,8 @@ std::ostream& operator<<(std::ostream& o, const MoeCase& c) {
   return o << "T=" << c.T << " H=" << c.H << " E=" << c.E << " K=" << c.K << " I=" << c.I << " shared=" << c.shared;
 }
 
-class CudaMoeBlock : public ::testing::TestWithParam<MoeCase> {};
-
-TEST_P(CudaMoeBlock, MatchesTheModel) {
-  const auto m = GetParam();
-  const int64_t T = m.T, H = m.H, E = m.E, K = m.K, I = m.I, SI = m.shared;
+// The MoE block's config fields (top-k weights renormalised, as Flash-Next).
+qwen::Config moe_config(int64_t H, int64_t E, int64_t K, int64_t I, int64_t SI) {
   qwen::Config c;
   c.hidden_size = H;
   c.num_experts = E;
@@ -97,6 +94,15 @@ TEST_P(CudaMoeBlock, MatchesTheModel) {
   c.moe_inter = I;
   c.shared_inter = SI;
   c.norm_topk_prob = true;
+  return c;
+}
+
+class CudaMoeBlock : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(CudaMoeBlock, MatchesTheModel) {
+  const auto m = GetParam();
+  const int64_t T = m.T, H = m.H, E = m.E, K = m.K, I = m.I, SI = m.shared;
+  const qwen::Config c = moe_config(H, E, K, I, SI);
   Weight router(size_t(E * H), 1.7f / std::sqrt(float(H)), 1);
   Weight gate(size_t(E * I * H), 1.7f / std::sqrt(float(H)), 2), up(size_t(E * I * H), 1.7f / std::sqrt(float(H)), 3),
       down(size_t(E * H * I), 1.7f / std::sqrt(float(I)), 4);
@@ -182,13 +188,7 @@ class CudaMoeShared : public ::testing::TestWithParam<SharedCase> {};
 TEST_P(CudaMoeShared, MatchesTheModel) {
   const auto m = GetParam();
   const int64_t T = m.T, H = m.H, E = m.E, K = m.K, I = m.I, SI = m.SI, ld = 2 * SI + 4;
-  qwen::Config c;
-  c.hidden_size = H;
-  c.num_experts = E;
-  c.top_k = K;
-  c.moe_inter = I;
-  c.shared_inter = SI;
-  c.norm_topk_prob = true;
+  const qwen::Config c = moe_config(H, E, K, I, SI);
   const float sh = 1.7f / std::sqrt(float(H)), si = 1.7f / std::sqrt(float(I)), ssi = 1.7f / std::sqrt(float(SI));
   Weight router(size_t(E * H), sh, 21);
   const auto x = rand_vec(size_t(T * H), -1.0f, 1.0f, 22);
