@@ -181,7 +181,7 @@ void bench_delta(Context& ctx, int64_t T, bool chunked, const char* what) {
 }
 
 // hc_mix: the fused op (two kernels) against the composition the model runs above kHcFusedMaxT tokens (norm,
-// down | inject GEMV with its K-partition sum, silu, up GEMV, collapse, inject sigmoid: seven launches at T = 1),
+// down | inject GEMV, silu, up GEMV, collapse, inject sigmoid: six launches at T = 1),
 // both reading the 13.2 MB of norm, [down | inject] and up weights; copies are cycled so every call reads HBM.
 void bench_hc(Context& ctx) {
   const int64_t H = 2560, S = 4, R = 320, D = S * H, NI = R + S, T = 8;

@@ -15,7 +15,7 @@
 // The block's shared expert (SharedExpert) rides along: one more row of gate/up blocks computes its
 // activations sigmoid(logit) * silu(gate) * up from the router projection's columns, and its down matrix is
 // one more segment of the down projection's concatenated K, so routed and shared outputs come out of the same
-// sum (two kernels, plus the partition sum, for the whole block after routing).
+// sum (two kernels for the whole block after routing; a K split is added up by each tile's last block).
 // Other widths take per (token, expert) scalar GEMVs: the gate/up kernel writes silu(g) * u; the down kernel
 // gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h).
 //
