@@ -198,6 +198,27 @@ struct GdnHeads {
 void gdn_prepare(Context& ctx, const float* conv_out, const float* a, const float* b, const float* A_log,
                  const float* dt_bias, int64_t T, GdnHeads heads, float* q, float* k, float* v, float* g, float* beta);
 
+// The recurrent step of short chunks (decode and verification, 1 <= T <= kGdnFusedMaxT) from the conv output
+// to the gated norm in one kernel: gdn_prepare, gated_delta_recurrent, rms_norm_gated(z). The core output of
+// each column is computed exactly as gated_delta_recurrent computes it; the gated norm's sum of squares is
+// reordered (float64). z, b and a are read in place from the projection rows (row stride ld); out [T][VH * dv].
+// Supported (gdn_recurrent_fused_supported): dk <= 128, dv <= 256; other shapes compose the three ops.
+constexpr int64_t kGdnFusedMaxT = 8;
+struct GdnGates {
+  const float* z;  // [T][ld]: z of value head h at h * dv
+  const float* b;  // [T][ld]: b of head h at h
+  const float* a;  // [T][ld]
+  int64_t ld;
+  const float* A_log;    // [VH]
+  const float* dt_bias;  // [VH]
+  const bf16* norm;      // [dv]
+  float eps;
+  Act act;
+};
+bool gdn_recurrent_fused_supported(int64_t T, GdnHeads heads);
+void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads heads,
+                         float* state, float* out);
+
 // ---------------------------------------------------------------------------------------------------------
 // Attention (cpu/attention.h): softmax attention of each query token over a set of cached positions, GQA
 // (query head h reads KV head h / (heads / kv_heads)), optionally times sigmoid(gate).

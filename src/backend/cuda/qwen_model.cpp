@@ -548,30 +548,39 @@ class CudaQwenModel : public Model {
       linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
     float* qkv = cols(pr, T, N, 0, conv);
-    float* z = cols(pr, T, N, conv, vd);
-    float* b = cols(pr, T, N, conv + vd, VH);
-    float* a = cols(pr, T, N, conv + vd + VH, VH);
     float* co = take<float>(T * conv);
     causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
-    float* q = take<float>(T * VH * dk);
-    float* k = take<float>(T * VH * dk);
-    float* v = take<float>(T * vd);
-    float* gg = take<float>(T * VH);
-    float* beta = take<float>(T * VH);
-    gdn_prepare(ctx_, co, a, b, g.a_log.get(), g.dt_bias.get(), T, GdnHeads{KH, VH, dk, dv}, q, k, v, gg, beta);
-    float* core = take<float>(T * vd);
-    const DeltaShape shape{T, VH, dk, dv};
-    // As on the CPU: short chunks (decode, speculative verification) take the recurrent form.
-    {
-      auto p2 = prof("gdn.delta rule");
-      if (T <= qwen::kRecurrentMaxTokens)
-        gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
-      else
-        gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
-    }
+    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
+    const GdnHeads heads{KH, VH, dk, dv};
     float* normed = take<float>(T * vd);
-    rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps),
-                   c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu);
+    // As on the CPU: short chunks (decode, speculative verification) take the recurrent form, here one kernel
+    // from the conv output to the gated norm, reading z, b and a in place.
+    if (T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads)) {
+      auto p2 = prof("gdn.prepare+delta+norm");
+      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
+                           g.norm.p(), float(c.rms_eps), gate_act};
+      gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed);
+    } else {
+      float* z = cols(pr, T, N, conv, vd);
+      float* b = cols(pr, T, N, conv + vd, VH);
+      float* a = cols(pr, T, N, conv + vd + VH, VH);
+      float* q = take<float>(T * VH * dk);
+      float* k = take<float>(T * VH * dk);
+      float* v = take<float>(T * vd);
+      float* gg = take<float>(T * VH);
+      float* beta = take<float>(T * VH);
+      gdn_prepare(ctx_, co, a, b, g.a_log.get(), g.dt_bias.get(), T, heads, q, k, v, gg, beta);
+      float* core = take<float>(T * vd);
+      const DeltaShape shape{T, VH, dk, dv};
+      {
+        auto p2 = prof("gdn.delta rule");
+        if (T <= qwen::kRecurrentMaxTokens)
+          gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+        else
+          gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+      }
+      rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
+    }
     auto p3 = prof("gdn.out linear");
     linear(ctx_, normed, T, vd, g.out.p(), H, out);
   }
