@@ -166,6 +166,28 @@ struct Positions {
 void apply_rope(Context& ctx, float* x, int64_t T, int64_t heads, int64_t token_stride, int64_t head_stride,
                 const RopeParams& rope, Positions pos);
 
+// The attention layer's step from its projection rows to the attention's inputs, in one kernel for any T
+// (models/qwen_hybrid/sparse_attention.cpp, the same arithmetic as the ops it replaces: rms_norm_offset's
+// warp form, apply_rope, the bfloat16 rounding of store_rows_bf16). pr [T][ld] holds per token, from column 0:
+// [query, gate] of each of NH heads (HD each), KVH keys, KVH values, IH indexer queries and one indexer key (ID
+// each; IH = ID = 0 when there is no indexer, as in the MTP head). Writes q [T][NH][HDp] (normed, rotated, zero
+// padded), gate [T][NH * HD], rows sp + t of the key and value caches [.][KVH * HDp] (normed and rotated keys,
+// zero padded, bfloat16), idx_q [T][IH][ID] (normed, rotated) and rows sp + t of idx_keys [.][ID] (raw).
+struct AttnPrepShape {
+  int64_t NH, KVH, HD, HDp, IH, ID;
+};
+struct AttnPrepNorms {
+  const bf16 *q, *k, *idx_q;  // [HD], [HD], [ID]
+  float eps;
+};
+struct AttnPrepOut {
+  float *q, *gate;
+  bf16 *keys, *values;
+  float *idx_q, *idx_keys;
+};
+void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& shape,
+               const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out);
+
 // ---------------------------------------------------------------------------------------------------------
 // Causal depthwise conv1d (cpu/conv1d.h)
 // ---------------------------------------------------------------------------------------------------------
