@@ -196,37 +196,40 @@ __global__ void __launch_bounds__(kRowWarps * 32)
 }
 
 // Up to NT tokens (verification chunks, short prefill chunks): each token's row is summed exactly as
-// gemv_rows_kernel sums it for one token (the same P slices, the same chunk order and zero chunks, the same lane
-// butterfly and slice order), so a verified token's projection has the bits of its decode step, while the
-// weights are read once for all the tokens. The activations of each chunk are read per token from L1/L2.
-template <int R, int U, int NT>
+// gemv_rows_kernel sums it for one token: the same P slices of K, and in each lane the same chunks in increasing
+// order (how many are loaded at a time does not change the order; zero chunks past a slice add +0 to a sum that
+// is never -0), the same lane butterfly and slice order. So a verified token's projections have the bits of its
+// decode step, while the weights are read once for all the tokens. A warp takes RW rows of its slice so that
+// each activation chunk read from L1 serves RW rows: with one row per warp the T activation reads per weight
+// chunk, not the weights, bounded the kernel (L1 bandwidth).
+template <int RW, int U, int NT>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows_multi_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, int P) {
-  __shared__ float red[kRowWarps][R][NT];
+  __shared__ float red[kRowWarps][RW][NT];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), groups = kRowWarps / P;
-  const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * R;
+  const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * RW;
   const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
   const int64_t c_end = detail::imin(c_begin + per, chunks);
-  const bf16* rows[R];
+  const bf16* rows[RW];
 #pragma unroll
-  for (int r = 0; r < R; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
+  for (int r = 0; r < RW; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
 #pragma unroll
-  for (int r = 0; r < R; r++)
+  for (int r = 0; r < RW; r++)
     if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
   detail::pdl_enter();
   const float4* x4 = reinterpret_cast<const float4*>(x);
-  float acc[R][NT];
+  float acc[RW][NT];
 #pragma unroll
-  for (int r = 0; r < R; r++)
+  for (int r = 0; r < RW; r++)
 #pragma unroll
     for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
   for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
-    uint4 w[U][R];
+    uint4 w[U][RW];
 #pragma unroll
     for (int u = 0; u < U; u++) {
       const bool in = c0 + 32 * u < c_end;
 #pragma unroll
-      for (int r = 0; r < R; r++) w[u][r] = in ? detail::ld_stream(rows[r] + (c0 + 32 * u) * 8) : make_uint4(0, 0, 0, 0);
+      for (int r = 0; r < RW; r++) w[u][r] = in ? detail::ld_stream(rows[r] + (c0 + 32 * u) * 8) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
@@ -239,18 +242,18 @@ __global__ void __launch_bounds__(kRowWarps * 32)
         const float4 xa = in ? __ldg(xt + 2 * c) : make_float4(0, 0, 0, 0);
         const float4 xb = in ? __ldg(xt + 2 * c + 1) : make_float4(0, 0, 0, 0);
 #pragma unroll
-        for (int r = 0; r < R; r++) acc[r][t] += detail::dot8(w[u][r], xa, xb);
+        for (int r = 0; r < RW; r++) acc[r][t] += detail::dot8(w[u][r], xa, xb);
       }
     }
   }
 #pragma unroll
-  for (int r = 0; r < R; r++)
+  for (int r = 0; r < RW; r++)
 #pragma unroll
     for (int t = 0; t < NT; t++) acc[r][t] = detail::warp_sum(acc[r][t]);
   if (P == 1) {
     if (lane == 0)
 #pragma unroll
-      for (int r = 0; r < R; r++)
+      for (int r = 0; r < RW; r++)
 #pragma unroll
         for (int t = 0; t < NT; t++)
           if (t < T && row0 + r < N) y[int64_t(t) * N + row0 + r] = acc[r][t];
@@ -258,11 +261,11 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   }
   if (lane == 0)
 #pragma unroll
-    for (int r = 0; r < R; r++)
+    for (int r = 0; r < RW; r++)
 #pragma unroll
       for (int t = 0; t < NT; t++) red[warp][r][t] = acc[r][t];
   __syncthreads();
-  if (warp % P == 0 && lane < R * NT) {
+  if (warp % P == 0 && lane < RW * NT) {
     const int r = lane / NT, t = lane % NT;
     if (t < T && row0 + r < N) {
       float sum = 0.0f;
@@ -307,13 +310,14 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
   DS4_CUDA_CHECK_LAUNCH();
 }
 
+constexpr int kMultiRows = 4;  // rows per warp of the multi-token kernel (RW * NT <= 32: one lane per sum)
+
 template <int NT>
 void launch_gemv_rows_multi(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  // The one-token launch's slices (P), with kMultiRows rows per warp instead of its 1 or 2.
   const RowsShape rs = rows_shape(ctx, K, N);
-  if (rs.tall)
-    detail::launch(ctx, gemv_rows_multi_kernel<2, 4, NT>, rs.blocks, kRowWarps * 32, 0, x, int(T), K, W, N, y, 1);
-  else
-    detail::launch(ctx, gemv_rows_multi_kernel<1, 8, NT>, rs.blocks, kRowWarps * 32, 0, x, int(T), K, W, N, y, rs.P);
+  const unsigned blocks = detail::blocks_for(N, int64_t(kRowWarps / rs.P) * kMultiRows);
+  detail::launch(ctx, gemv_rows_multi_kernel<kMultiRows, 2, NT>, blocks, kRowWarps * 32, 0, x, int(T), K, W, N, y, rs.P);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
