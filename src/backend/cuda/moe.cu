@@ -371,8 +371,10 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
 }
 
 // ----------------------------------------------------------------------------------------------------------
-// Decode, one token: CUDA-core streaming (as linear.cu's gemv_rows_kernel). A single token's k experts are
-// distinct, so there is nothing to share between assignments and no tensor core to feed.
+// Decode, up to 8 tokens: CUDA-core streaming (as linear.cu's gemv_rows_kernel), one token per grid row, so a
+// token's output has the same bits whatever T is (speculative verification reproduces decoding). A token's k
+// experts are distinct, so there is nothing to share between its assignments and no tensor core to feed; tokens
+// that share an expert read it once each (rare at 512 experts; L2 often catches it).
 //  1. gate/up: a warp per (assignment j, intermediate row i) streams gate row i and up row i of expert idx[j]
 //     with the token's activations, and writes h[j * I + i] = weight[j] * (silu(gate) * up) (the tensor-core
 //     path's expression). The blocks past the routed rows write the shared expert's activations after them,

@@ -72,8 +72,9 @@ void advance_position(Context& ctx, int64_t* pos, int64_t T);
 // ---------------------------------------------------------------------------------------------------------
 
 // y[T,N] = x[T,K] · W[N,K]^T (cpu::linear). T <= 8 runs a bandwidth-bound GEMV that reads W once with
-// 128-bit loads and keeps x in float32; larger T rounds x to bfloat16 and runs cuBLASLt (float32 accumulate,
-// float32 output).
+// 128-bit loads and keeps x in float32, summing each token's rows in an order that does not depend on T (a
+// verified token gets its decode step's bits); larger T rounds x to bfloat16 and runs cuBLASLt (float32
+// accumulate, float32 output).
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y);
 
 // Where a block's output rows go: y [T][N] (streams null), or added into the hyper-connection streams as
@@ -383,11 +384,12 @@ struct SharedExpert {
   int64_t inter = 0;
 };
 // out[t] = sum_j weight[t][j] * down_e(silu(gate_e x_t) * up_e x_t), e = idx[t][j]: only the selected
-// experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth; larger T: tokens grouped by
-// expert on the device and tensor-core grouped GEMMs (inputs rounded to bfloat16, float32 accumulate).
-// With `shared`, out[t] += sigmoid(logit[t]) * shared.down(silu(gate[t]) * up[t]) (the MoE block's output,
-// qwen::moe_forward). T <= 8 on the tensor-core path (hidden, both inter widths multiples of 8, 16-byte
-// aligned weights): the shared expert is one more segment of the routed down projection's K, its activations
+// experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth, each token's blocks doing what
+// one token's do (the same bits whatever T is); larger T: tokens grouped by expert on the device and tensor-core
+// grouped GEMMs (inputs rounded to bfloat16, float32 accumulate). With `shared`, out[t] += sigmoid(logit[t]) *
+// shared.down(silu(gate[t]) * up[t]) (the MoE block's output, qwen::moe_forward). T <= 8 (hidden, both inter
+// widths multiples of 8, 16-byte aligned weights): the shared expert is one more segment of the routed down
+// projection's K, its activations
 // sigmoid(logit) * silu(gate) * up (the gate applied before the down projection: float rounding apart, the
 // same sum). Otherwise swiglu, linear and add_gated_rows' formulas after the routed experts.
 void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
