@@ -8,6 +8,7 @@
 #include "cuda_test_util.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/gated_delta.h"
 #include "backend/cpu/norms.h"
@@ -124,6 +125,83 @@ TEST(CudaDelta, PrepareMatchesTheModelLoop) {
   expect_close(download(ov), v, 0.0, 0.0, "v");
   expect_close(download(og), g, 4e-6, 1e-7, "g");
   expect_close(download(ob), beta, 4e-6, 1e-7, "beta");
+}
+
+// gdn_recurrent_fused (prepare, recurrent delta rule and gated norm in one kernel) against the CPU model's chain
+// qwen::gdn_prepare -> cpu::gated_delta_recurrent -> cpu::rms_norm_gated, with z, b and a read in place from rows
+// of a wider projection; and a chunk of T tokens gives the same bits as T one-token calls (verification rows equal
+// decode rows).
+struct FusedCase {
+  int64_t T, KH, VH, dk, dv;
+  Act act;
+};
+
+void check_recurrent_fused(const FusedCase& fc, uint32_t seed) {
+  const int64_t T = fc.T, KH = fc.KH, VH = fc.VH, dk = fc.dk, dv = fc.dv, vd = VH * dv;
+  const int64_t conv_dim = 2 * KH * dk + vd, ld = vd + 2 * VH + 5;  // [z | b | a | unused]
+  const std::string what = "fused T=" + std::to_string(T) + " KH=" + std::to_string(KH) + " VH=" + std::to_string(VH) +
+                           " dk=" + std::to_string(dk) + " dv=" + std::to_string(dv);
+  const auto conv = rand_vec(size_t(T * conv_dim), -2.0f, 2.0f, seed);
+  const auto rows = rand_vec(size_t(T * ld), -3.0f, 3.0f, seed + 1);
+  const auto A_log = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 2), dt_bias = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 3);
+  const Weight norm(size_t(dv), 1.0f, seed + 4);
+  const auto state0 = rand_vec(size_t(VH * dk * dv), -0.1f, 0.1f, seed + 5);
+  const float eps = 1e-6f;
+  std::vector<float> z(size_t(T * vd)), b(size_t(T * VH)), a(size_t(T * VH));
+  for (int64_t t = 0; t < T; t++) {
+    std::copy_n(rows.begin() + t * ld, vd, z.begin() + t * vd);
+    std::copy_n(rows.begin() + t * ld + vd, VH, b.begin() + t * VH);
+    std::copy_n(rows.begin() + t * ld + vd + VH, VH, a.begin() + t * VH);
+  }
+  std::vector<float> q, k, v, g, beta;
+  qwen::gdn_prepare(conv.data(), a.data(), b.data(), A_log.data(), dt_bias.data(), T, KH, VH, dk, dv, q, k, v, g, beta);
+  auto want_state = state0;
+  std::vector<float> core(size_t(T * vd)), want(size_t(T * vd));
+  cpu::gated_delta_recurrent(q.data(), k.data(), v.data(), g.data(), beta.data(), DeltaShape{T, VH, dk, dv},
+                             want_state.data(), core.data());
+  cpu::rms_norm_gated(core.data(), z.data(), norm.h(), want.data(), T * VH, dv, eps, fc.act);
+
+  auto dconv = upload(conv), drows = upload(rows), dA = upload(A_log), ddt = upload(dt_bias);
+  const GdnHeads heads{KH, VH, dk, dv};
+  auto gates_at = [&](int64_t t) {
+    const float* r = drows.get() + t * ld;
+    return GdnGates{r, r + vd, r + vd + VH, ld, dA.get(), ddt.get(), norm.d(), eps, fc.act};
+  };
+  ASSERT_TRUE(gdn_recurrent_fused_supported(T, heads)) << what;
+  auto dstate = upload(state0);
+  auto dout = nan_buffer<float>(want.size());
+  gdn_recurrent_fused(ctx(), dconv.get(), gates_at(0), T, heads, dstate.get(), dout.get());
+  const auto got = download(dout), got_state = download(dstate);
+  expect_close_scaled(got, want, kTol, what + " out");
+  expect_close_scaled(got_state, want_state, kTol, what + " state");
+
+  // One token at a time from the same state: bit for bit the chunk's rows and final state.
+  auto sstate = upload(state0);
+  auto sout = nan_buffer<float>(want.size());
+  for (int64_t t = 0; t < T; t++)
+    gdn_recurrent_fused(ctx(), dconv.get() + t * conv_dim, gates_at(t), 1, heads, sstate.get(), sout.get() + t * vd);
+  const auto one = download(sout), one_state = download(sstate);
+  EXPECT_EQ(0, std::memcmp(one.data(), got.data(), got.size() * sizeof(float))) << what << ": rows differ from decode";
+  EXPECT_EQ(0, std::memcmp(one_state.data(), got_state.data(), got_state.size() * sizeof(float)))
+      << what << ": state differs from decode";
+}
+
+TEST(CudaDelta, RecurrentFusedMatchesTheModelChain) {
+  check_recurrent_fused({1, 16, 48, 128, 128, Act::Silu}, 41);  // the decode step at the Flash-Next shape
+  check_recurrent_fused({4, 16, 48, 128, 128, Act::Silu}, 42);  // a verification chunk
+  check_recurrent_fused({3, 2, 6, 64, 48, Act::Sigmoid}, 43);
+  check_recurrent_fused({2, 1, 3, 100, 33, Act::Silu}, 44);     // odd dk, a partial column tile
+  check_recurrent_fused({8, 3, 3, 128, 97, Act::Silu}, 45);
+  check_recurrent_fused({1, 1, 1, 1, 1, Act::Sigmoid}, 46);
+  check_recurrent_fused({2, 1, 2, 64, 200, Act::Silu}, 47);     // 7 blocks in a cluster
+  check_recurrent_fused({3, 2, 2, 128, 256, Act::Silu}, 48);    // 8: the largest cluster
+}
+
+TEST(CudaDelta, RecurrentFusedRejectsUnsupportedShapes) {
+  EXPECT_FALSE(gdn_recurrent_fused_supported(9, GdnHeads{1, 1, 64, 64}));
+  EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{1, 1, 256, 64}));
+  EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{1, 1, 64, 257}));
+  EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{2, 3, 64, 64}));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -277,6 +278,41 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
       with_graphs->forward(*c, t, lc, false);
       ASSERT_EQ(lc, la) << p << ": clone at decode step " << i;
     }
+  }
+}
+
+// Speculative decoding verifies a draft as one chunk; its rows must have the bits of the same tokens decoded one
+// at a time (then sampling with a seed gives the same tokens with or without a draft), and the state it leaves
+// must continue as the decoded one does.
+TEST_P(CudaModel, VerificationRowsEqualDecodeRows) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  const int64_t V = l.config.vocab_size;
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  const auto tokens = random_tokens(p.prompt + 20, V, 13);
+  auto base = gpu->new_state();
+  std::vector<float> ignored;
+  gpu->forward(*base, std::span<const int32_t>(tokens.data(), size_t(p.prompt)), ignored, false);
+  int64_t at = p.prompt;
+  for (const int64_t n : {2, 3, 4, 1, 4, 2}) {
+    auto dec = base->clone();
+    std::vector<float> rows, one, chunk;
+    for (int64_t i = 0; i < n; i++) {
+      gpu->forward(*dec, std::vector<int32_t>{tokens[size_t(at + i)]}, one, false);
+      rows.insert(rows.end(), one.begin(), one.end());
+    }
+    gpu->forward(*base, std::span<const int32_t>(tokens.data() + at, size_t(n)), chunk, true);
+    ASSERT_EQ(chunk.size(), rows.size());
+    for (int64_t i = 0; i < n; i++)
+      ASSERT_EQ(0, std::memcmp(chunk.data() + i * V, rows.data() + i * V, size_t(V) * sizeof(float)))
+          << p << ": row " << i << " of a chunk of " << n << " at position " << at;
+    at += n;
+    // Both states continue alike.
+    auto cont = base->clone();
+    std::vector<float> a, b;
+    gpu->forward(*dec, std::vector<int32_t>{tokens[size_t(at)]}, a, false);
+    gpu->forward(*cont, std::vector<int32_t>{tokens[size_t(at)]}, b, false);
+    ASSERT_EQ(0, std::memcmp(a.data(), b.data(), size_t(V) * sizeof(float))) << p << ": after a chunk of " << n;
   }
 }
 

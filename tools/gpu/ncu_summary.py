@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Per-token kernel table from an Nsight Compute CSV of T=1 decode steps (tools/gpu/profile.sh).
 
-Steps are counted by the lm_head launches (the launch with the most blocks of each step); every kernel's
-duration and DRAM bytes are summed by (name, grid) and divided by the step count."""
+Steps end at the lm_head launches (the largest reader of the final decode steps); the table is the last complete step
+(between the last two lm_head launches), so a warm-up prefill or the first step's one-off work does not blur
+it. Every kernel's duration and DRAM bytes are summed by (name, grid)."""
 import csv
 import collections
 import sys
@@ -31,20 +32,25 @@ def main(path):
             rec["rd"] = val
         elif m == "dram__bytes_write.sum":
             rec["wr"] = val
-    biggest = max(launches.values(), key=lambda x: x["rd"])["key"]
-    steps = sum(1 for x in launches.values() if x["key"] == biggest)
+    order = list(launches.values())
+    # The lm_head: the largest reader among the last quarter of the launches (decode steps come last; a warm-up
+    # prefill before them reads more per launch).
+    head = max(order[len(order) * 3 // 4:], key=lambda x: x["rd"])["key"]
+    ends = [i for i, x in enumerate(order) if x["key"] == head]
+    step = order[ends[-2] + 1:ends[-1] + 1] if len(ends) >= 2 else order
     agg = collections.OrderedDict()
-    for x in launches.values():
+    for x in step:
         a = agg.setdefault(x["key"], [0, 0.0, 0.0, 0.0])
         a[0] += 1
         a[1] += x["ns"]
         a[2] += x["rd"]
         a[3] += x["wr"]
-    total_ns = sum(a[1] for a in agg.values()) / steps
-    total_rd = sum(a[2] for a in agg.values()) / steps
-    print(f"{steps} steps; per token: {total_ns / 1e3:.1f} us of kernel time, {total_rd / 1e6:.1f} MB read, "
-          f"{len(launches) / steps:.0f} launches\n")
-    print("| kernel | grid | block | launches/token | us/token | MB read/token | GB/s |")
+    steps = 1
+    total_ns = sum(a[1] for a in agg.values())
+    total_rd = sum(a[2] for a in agg.values())
+    print(f"One decode step (the last of {len(ends)} profiled): {len(step)} kernels, {total_ns / 1e3:.1f} us of "
+          f"kernel time, {total_rd / 1e6:.1f} MB read from DRAM\n")
+    print("| kernel | grid | block | launches | us | MB read | GB/s |")
     print("|---|---|---|---:|---:|---:|---:|")
     for (name, grid, block), a in sorted(agg.items(), key=lambda kv: -kv[1][1]):
         us = a[1] / steps / 1e3

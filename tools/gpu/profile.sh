@@ -2,7 +2,7 @@
 # On the GPU machine, after tools/gpu/run.sh has built build-gpu (same call):
 #   bash tools/gpu/profile.sh
 # Times every kernel of a few batch-1 decode steps of the 8-layer Flash-Next shape with Nsight Compute (one
-# metric pass: no replay, clocks left alone) and writes $OUT/ncu.csv plus $OUT/profile.md, the per-token GPU
+# metric pass: no replay, clocks and caches left alone: a kernel finds in L2 what the one before it wrote, as in a real step) and writes $OUT/ncu.csv plus $OUT/profile.md, the per-token GPU
 # time and DRAM bytes of each kernel (tools/gpu/ncu_summary.py). Kernels run serialised under ncu, so the sum is
 # the step's GPU time without launch overlap; the graph-replayed step's own time is in bench-8layer.md.
 # Environment: DS4_GPU_BUILD (default build-gpu), DS4_PROFILE_ARGS (extra ds4 bench arguments).
@@ -17,7 +17,7 @@ mkdir -p "$out"
 # Every T=1 step is a decode step: a one-token prefill and a few decoded tokens, eager (no graph) so that ncu sees
 # each kernel launch.
 DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout "${DS4_PROFILE_TIMEOUT:-240}" \
-  "$ncu" --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+  "$ncu" --clock-control none --cache-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
   --csv --print-units base --kernel-name "regex:^(?!.*(fill|random)).*$" \
   "$build/ds4" bench --backend cuda --config bench/configs/flash-next-shape.json --random-weights --layers 8 \
   --ple-vocab-base 100000 --prefill 1 --decode 4 ${DS4_PROFILE_ARGS:-} > "$out/ncu.csv" 2> "$out/ncu.err"

@@ -198,8 +198,10 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
             const KeySelection& sel, float scale, const float* gate, float* out) {
   using C = Cfg<HD>;
   const int group = int(s.heads / s.kv_heads), head_groups = (group + C::kHPB - 1) / C::kHPB;
-  const int64_t base_blocks = T * s.kv_heads * head_groups;
-  // Split each query's keys until the grid covers every multiprocessor about twice, in whole tiles.
+  // Split each query's keys until the grid covers every multiprocessor about twice, in whole tiles. Up to 8
+  // queries (decode, speculative verification) split as one query does, so that a query's partial softmaxes,
+  // and with them its output's bits, do not depend on how many queries share the call.
+  const int64_t base_blocks = (T <= 8 ? 1 : T) * s.kv_heads * head_groups;
   int64_t splits = 1;
   const int64_t want = 2 * int64_t(ctx.sm_count());
   if (base_blocks < want) splits = (want + base_blocks - 1) / base_blocks;

@@ -1,36 +1,60 @@
 // Causal depthwise conv1d with dilation and carried history (cpu/conv1d.cpp). The input the convolution sees is
-// [state rows; x rows]; output row t reads padded rows t + k*dilation. Two kernels, so that no thread overwrites
-// history another thread still reads: the first computes y (one thread per (t, c), consecutive channels per
-// warp: coalesced), the second shifts the history by T rows, one thread per channel walking its rows upwards.
+// [state rows; x rows]; output row t reads padded rows t + k*dilation. Long chunks take two kernels, so that no
+// thread overwrites history another thread still reads: the first computes y (one thread per (t, c),
+// consecutive channels per warp: coalesced), the second shifts the history by T rows, one thread per channel
+// walking its rows upwards. Short chunks (decode, verification) take one kernel with one thread per channel
+// doing both in that order: a channel's history is read only by its own thread. Every output element is the same
+// expression in both forms, so the bits do not depend on the form.
 #include "backend/cuda/common.cuh"
 
 namespace ds4::cuda {
 namespace {
+
+constexpr int64_t kShortChunk = 8;  // tokens up to which one thread per channel does all of a channel
+
+__device__ __forceinline__ float conv_at(const float* x, int64_t t, int64_t c, int64_t C, const bf16* w, int64_t K,
+                                         int64_t dil, int64_t S, const float* state, Act act) {
+  float acc = 0.0f;
+  for (int64_t k = 0; k < K; k++) {
+    const int64_t r = t + k * dil;  // row of the padded input
+    const float in = r < S ? state[r * C + c] : x[(r - S) * C + c];
+    acc += __bfloat162float(w[c * K + k]) * in;
+  }
+  return detail::apply_act(act, acc);
+}
+
+// new history row r = padded row T + r; ascending r never reads a row this thread already overwrote.
+__device__ __forceinline__ void shift_history(const float* x, int64_t T, int64_t c, int64_t C, int64_t S, float* state) {
+  for (int64_t r = 0; r < S; r++) {
+    const int64_t src = T + r;
+    state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * C + c];
+  }
+}
 
 __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                             const float* state, float* y, Act act) {
   detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * C; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t t = i / C, c = i % C;
-    float acc = 0.0f;
-    for (int64_t k = 0; k < K; k++) {
-      const int64_t r = t + k * dil;  // row of the padded input
-      const float in = r < S ? state[r * C + c] : x[(r - S) * C + c];
-      acc += __bfloat162float(w[c * K + k]) * in;
-    }
-    y[i] = detail::apply_act(act, acc);
+    y[i] = conv_at(x, i / C, i % C, C, w, K, dil, S, state, act);
   }
 }
 
-// new history row r = padded row T + r; ascending r never reads a row this thread already overwrote.
 __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t S, float* state) {
   detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x)
-    for (int64_t r = 0; r < S; r++) {
-      const int64_t src = T + r;
-      state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * C + c];
-    }
+    shift_history(x, T, c, C, S, state);
+}
+
+// Short chunks: channel c's outputs for every token, then its history.
+__global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
+                                  float* state, float* y, Act act) {
+  detail::pdl_enter();
+  const int64_t S = (K - 1) * dil;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
+    for (int64_t t = 0; t < T; t++) y[t * C + c] = conv_at(x, t, c, C, w, K, dil, S, state, act);
+    shift_history(x, T, c, C, S, state);
+  }
 }
 
 }  // namespace
@@ -40,6 +64,11 @@ void causal_conv1d(Context& ctx, const float* x, int64_t T, int64_t C, const bf1
   detail::require(K >= 1 && dilation >= 1 && C >= 0 && T >= 0, "causal_conv1d: bad shape");
   if (T == 0 || C == 0) return;
   const int64_t S = (K - 1) * dilation;
+  if (T <= kShortChunk) {
+    detail::launch(ctx, conv_short_kernel, detail::grid_for(ctx, C, 128), 128, 0, x, T, C, w, K, dilation, state, y, act);
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
   detail::launch(ctx, conv_kernel, detail::grid_for(ctx, T * C, 256), 256, 0, x, T, C, w, K, dilation, state, y, act);
   DS4_CUDA_CHECK_LAUNCH();
   if (S == 0) return;

@@ -5,17 +5,20 @@
 // bandwidth-bound GEMVs (down | inject: (R + S) x S*H, up: S*H x R; 13.2 MB of bf16 at the Flash-Next shape).
 // Here it is two kernels, each streaming one of the two matrices exactly once whatever T is:
 //
-// Kernel 1 (hc_down_kernel): grid = row groups (16 rows) x K chunks. A chunk lies inside one stream's H columns,
-// so its partial dot products can be taken against the unnormalised u = x * (1 + norm): the stream's RMS scale
-// inv_s is one factor of the whole chunk and is applied later. Each block stages u of its chunk for the T tokens
-// in shared memory, each warp dots two rows with it (every lane holds its 2 x 5 128-bit weight loads in
-// registers while it loops over the tokens) and writes partial[chunk][t][row]. The blocks of row group 0 also
-// write each chunk's float64 sum of squares per token. No atomics: every value has one writer.
+// Kernel 1 (hc_low_kernel): each block owns kLowRows rows of down | inject and all of their K = S * H columns,
+// in chunks that lie inside one stream (at most 1280 columns; H = 2560: 2 per stream, 8 in all, one per warp).
+// A warp streams its chunk of the block's rows (every lane holds its 2 x 5 128-bit weight loads in registers),
+// reads x and the norm weights at the same columns, and dots the rows with the unnormalised u = x * (1 + norm):
+// the stream's RMS scale inv_s is one factor of the whole chunk and is applied later. It also sums x^2 of the
+// chunk per token in float64 (every block does: x is read anyway, and no block waits for another). After one
+// barrier the block has, per row and token, each chunk's partial dot and each chunk's sum of squares, and
+// finishes: inv_s = 1 / rms of stream s, low = silu((sum_s inv_s * sum_chunks dot) / S) (the inject rows:
+// 2 sigmoid(...)), in a fixed order. Block 0 also writes inv [T][S] for kernel 2. No atomics: every value has one
+// writer. (The first version split K over blocks and rebuilt low from partial sums in each of kernel 2's 160
+// blocks: over half of all the mixer's instructions, and its time, went into that rebuild.)
 //
-// Kernel 2 (hc_up_kernel): each block owns a range of h and the S up-rows s*H + h of each. It first issues its
-// up-row loads, then (while they are in flight) rebuilds what it needs from kernel 1's partials: inv_s per
-// (token, stream) and low[t][0..R) = silu((sum_s inv_s * sum_chunks partial) / S), in a fixed order, so every
-// block computes bit-identical values; block 0 also writes inject. Teams of 8 lanes dot one up-row with low,
+// Kernel 2 (hc_up_kernel): each block owns a range of h and the S up-rows s*H + h of each. It issues its up-row
+// loads, then stages low (plane order) and inv in shared memory. Teams of 8 lanes dot one up-row with low,
 // sigmoid it, and the block folds the S streams: mixed = sum_s sigmoid(mix) * normed / S with normed recomputed
 // from x, norm and inv_s exactly as the CPU computes it.
 //
@@ -30,11 +33,13 @@ namespace ds4::cuda {
 namespace {
 
 constexpr int kThreads = 256;           // both kernels: 8 warps
+constexpr int kWarps = kThreads / 32;
 constexpr int kGroups = 5;              // 8-element column groups per lane per row (both kernels)
-// Kernel 1: a warp dots 2 rows, a block 16; a chunk is at most 5 groups x 32 lanes x 8 = 1280 columns.
-constexpr int kDownRowsPerWarp = 2;
-constexpr int64_t kDownRows = kDownRowsPerWarp * (kThreads / 32);
+// Kernel 1: a block takes kLowRows rows; a chunk is at most 5 groups x 32 lanes x 8 = 1280 columns, and a block
+// keeps every chunk's partial sums (at most kMaxChunks chunks).
+constexpr int kLowRows = 2;
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
+constexpr int kMaxChunks = 64;
 // Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
 // team covers 5 groups x 8 lanes = 40 groups (320 columns: all of R at the Flash-Next shape).
 constexpr int kTeam = 8;
@@ -57,11 +62,11 @@ __device__ __forceinline__ int64_t plane_slot(int64_t k, int64_t n) {
 // Starts the 128-byte lines of n spans of len bf16 each (span i at p + i * stride) on their way into L2, the
 // block's threads sharing the lines. Weights are never written by the kernels before this one, so this may run
 // before pdl_enter (as linear.cu does): while the previous kernel finishes, the weights already stream in.
-__device__ __forceinline__ void prefetch_spans(const bf16* p, int64_t n, int64_t stride, int64_t len) {
+__device__ __forceinline__ void prefetch_spans(const bf16* p, int n, int64_t stride, int64_t len) {
   if (len <= 0) return;
-  const int64_t per = len * 2 / 128 + 2;  // lines a span of len * 2 bytes can touch
-  for (int64_t i = threadIdx.x; i < n * per; i += blockDim.x) {
-    const uintptr_t s = reinterpret_cast<uintptr_t>(p + (i / per) * stride);
+  const int per = int(len * 2 / 128) + 2;  // lines a span of len * 2 bytes can touch (32-bit: cheap division)
+  for (int i = int(threadIdx.x); i < n * per; i += int(blockDim.x)) {
+    const uintptr_t s = reinterpret_cast<uintptr_t>(p + int64_t(i / per) * stride);
     const uintptr_t line = (s & ~uintptr_t(127)) + uintptr_t(i % per) * 128;  // same page as s: mapped
     if (line < s + uintptr_t(len) * 2) detail::prefetch_l2(reinterpret_cast<const void*>(line));
   }
@@ -109,108 +114,111 @@ __device__ __forceinline__ void team_sum_results(const float (&v)[V], Put put) {
   }
 }
 
-struct DownArgs {
+struct LowArgs {
   const float* x;    // [T][D]
   const bf16* norm;  // [D] or null (then 1 + 0)
-  const bf16* W;     // [>= N][D]: down rows, then inject rows
-  int64_t T, H, D, N;
-  int64_t KC, cps;   // chunk length (multiple of 8) and chunks per stream
-  float* part;       // [C][T][N]
-  double* ssq;       // [C][T]
+  const bf16* W;     // [>= N][D]: down rows (R), then inject rows
+  int T, S, H, D, N, R, KC, cps, C;
+  float eps;
+  float* low;     // [T][R]
+  float* inject;  // [T][S] (rows R .. R + S - 1) or null
+  float* inv;     // [T][S]: 1 / rms of each stream, for kernel 2
 };
 
+// 1 / rms of stream s of token t from the chunks' sums of squares, in chunk order (as cpu::rms_norm_offset).
+__device__ __forceinline__ float stream_inv(const double* ssp, int s, int t, int cps, int NT, int H, float eps) {
+  double ss = 0.0;
+  for (int cc = 0; cc < cps; cc++) ss += ssp[(s * cps + cc) * NT + t];
+  return 1.0f / sqrtf(float(ss / double(H)) + eps);
+}
+
 template <int NT>
-__global__ void __launch_bounds__(kThreads, 2) hc_down_kernel(DownArgs a) {
-  extern __shared__ __align__(16) float us[];  // [T][KC] in plane order: u = x * (1 + norm) of the chunk
+__global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
+  __shared__ float part[kMaxChunks][kLowRows][NT];  // each chunk's dot of the block's rows with u, per token
+  __shared__ double ssp[kMaxChunks][NT];             // each chunk's sum of x^2 per token
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
-  const int64_t c = blockIdx.y, s = c / a.cps, cc = c % a.cps;
-  const int64_t k0 = s * a.H + cc * a.KC, len = detail::imin(a.KC, a.H - cc * a.KC), ng = len / 8;
-  const int64_t r0 = int64_t(blockIdx.x) * kDownRows;
-  prefetch_spans(a.W + r0 * a.D + k0, detail::imin(kDownRows, a.N - r0), a.D, len);
+  const int r0 = int(blockIdx.x) * kLowRows, rows = min(kLowRows, a.N - r0);
+  prefetch_spans(a.W + int64_t(r0) * a.D, rows, a.D, a.D);
   detail::pdl_enter();
 
-  // The warp's two rows, all of the chunk: 10 loads of 16 bytes per lane in flight before anything else.
-  const int64_t rw = r0 + int64_t(warp) * kDownRowsPerWarp;
-  uint4 w[kDownRowsPerWarp][kGroups];
+  for (int c = warp; c < a.C; c += kWarps) {
+    const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
+    // The chunk of the block's rows: 2 x 5 loads of 16 bytes per lane in flight before anything else.
+    uint4 w[kLowRows][kGroups];
 #pragma unroll
-  for (int i = 0; i < kDownRowsPerWarp; i++)
+    for (int i = 0; i < kLowRows; i++)
+#pragma unroll
+      for (int j = 0; j < kGroups; j++) {
+        const int g = lane + 32 * j;
+        w[i][j] = i < rows && g < ng ? detail::ld_stream(a.W + int64_t(r0 + i) * a.D + k0 + 8 * g)
+                                     : make_uint4(0u, 0u, 0u, 0u);
+      }
+    // 1 + norm at the lane's columns (the same for every token).
+    float o[kGroups][8];
 #pragma unroll
     for (int j = 0; j < kGroups; j++) {
-      const int64_t g = lane + 32 * j;
-      w[i][j] = rw + i < a.N && g < ng ? detail::ld_stream(a.W + (rw + i) * a.D + k0 + 8 * g)
-                                       : make_uint4(0u, 0u, 0u, 0u);
-    }
-
-  // Stage u for the T tokens, four columns at a time (they share a plane: consecutive slots).
-  const int64_t n4 = len / 4, half = a.KC / 2;
-  for (int64_t i = threadIdx.x; i < a.T * n4; i += blockDim.x) {
-    const int64_t t = i / n4, k = (i % n4) * 4;
-    const float4 xv = *reinterpret_cast<const float4*>(a.x + t * a.D + k0 + k);
-    float o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (a.norm) {
+      const int g = lane + 32 * j;
+      const uint4 nv = a.norm && g < ng ? *reinterpret_cast<const uint4*>(a.norm + k0 + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
+      const uint32_t q[4] = {nv.x, nv.y, nv.z, nv.w};
 #pragma unroll
-      for (int e = 0; e < 4; e++) o[e] = detail::bf(a.norm[k0 + k + e]);
+      for (int e = 0; e < 4; e++) o[j][2 * e] = 1.0f + detail::bf_lo(q[e]), o[j][2 * e + 1] = 1.0f + detail::bf_hi(q[e]);
     }
-    const float4 u =
-        make_float4(xv.x * (1.0f + o[0]), xv.y * (1.0f + o[1]), xv.z * (1.0f + o[2]), xv.w * (1.0f + o[3]));
-    *reinterpret_cast<float4*>(us + t * a.KC + plane_slot(k, a.KC)) = u;
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+      if (t >= a.T) break;
+      const float4* x4 = reinterpret_cast<const float4*>(a.x + int64_t(t) * a.D + k0);
+      float acc[kLowRows];
+#pragma unroll
+      for (int i = 0; i < kLowRows; i++) acc[i] = 0.0f;
+      double ss = 0.0;
+#pragma unroll
+      for (int j = 0; j < kGroups; j++) {
+        const int g = lane + 32 * j;
+        if (g < ng) {
+          const float4 xa = x4[2 * g], xb = x4[2 * g + 1];
+          const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+          for (int e = 0; e < 8; e++) ss += double(xv[e]) * double(xv[e]);
+          const float4 ua = make_float4(xv[0] * o[j][0], xv[1] * o[j][1], xv[2] * o[j][2], xv[3] * o[j][3]);
+          const float4 ub = make_float4(xv[4] * o[j][4], xv[5] * o[j][5], xv[6] * o[j][6], xv[7] * o[j][7]);
+#pragma unroll
+          for (int i = 0; i < kLowRows; i++) acc[i] += detail::dot8(w[i][j], ua, ub);
+        }
+      }
+      // One reduction per token, so a token's sums do not depend on how many tokens share the call.
+      team_sum_scatter<kLowRows, 32>(acc);
+      team_sum_results<kLowRows, 32>(acc, [&](int i, float sum) { part[c][i][t] = sum; });
+      ss = detail::warp_sum(ss);
+      if (lane == 0) ssp[c][t] = ss;
+    }
   }
   __syncthreads();
 
-  // acc[i * NT + t]: row rw + i, token t. Only staged groups (g < ng) and tokens (t < T) are read.
-  float acc[kDownRowsPerWarp * NT];
-#pragma unroll
-  for (int i = 0; i < kDownRowsPerWarp * NT; i++) acc[i] = 0.0f;
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-    if (t >= a.T) break;
-    const float* p0 = us + t * a.KC;
-    const float* p1 = p0 + half;
-#pragma unroll
-    for (int j = 0; j < kGroups; j++) {
-      const int64_t g = lane + 32 * j;
-      if (g < ng) {
-        const float4 lo = *reinterpret_cast<const float4*>(p0 + 4 * g);
-        const float4 hi = *reinterpret_cast<const float4*>(p1 + 4 * g);
-#pragma unroll
-        for (int i = 0; i < kDownRowsPerWarp; i++) acc[i * NT + t] += detail::dot8(w[i][j], lo, hi);
-      }
+  // low[t][r] = silu(sum_s inv_s * sum_chunks part / S); inject rows: 2 sigmoid(...). Streams and chunks in order.
+  for (int q = int(threadIdx.x); q < rows * a.T; q += kThreads) {
+    const int i = q / a.T, t = q % a.T, r = r0 + i;
+    float dot = 0.0f;
+    for (int s = 0; s < a.S; s++) {
+      float ps = 0.0f;
+      for (int cc = 0; cc < a.cps; cc++) ps += part[s * a.cps + cc][i][t];
+      dot += stream_inv(&ssp[0][0], s, t, a.cps, NT, a.H, a.eps) * ps;
     }
+    if (r < a.R) a.low[t * a.R + r] = detail::silu(dot / float(a.S));
+    else a.inject[t * a.S + (r - a.R)] = 2.0f * detail::sigmoid(dot / float(a.S));
   }
-  // One reduction per token, so a token's sums do not depend on how many tokens share the call.
-#pragma unroll
-  for (int t = 0; t < NT; t++) {
-    if (t >= a.T) break;
-    float v[kDownRowsPerWarp];
-#pragma unroll
-    for (int i = 0; i < kDownRowsPerWarp; i++) v[i] = acc[i * NT + t];
-    team_sum_scatter<kDownRowsPerWarp, 32>(v);
-    team_sum_results<kDownRowsPerWarp, 32>(v, [&](int i, float sum) {
-      if (rw + i < a.N) a.part[(c * a.T + t) * a.N + rw + i] = sum;
-    });
-  }
-
-  // The chunk's sum of squares of x per token, in float64 as cpu::rms_norm_offset (one warp per token).
   if (blockIdx.x == 0)
-    for (int64_t t = warp; t < a.T; t += kThreads / 32) {
-      const float* xr = a.x + t * a.D + k0;
-      double ss = 0.0;
-      for (int64_t k = lane; k < len; k += 32) ss += double(xr[k]) * double(xr[k]);
-      ss = detail::warp_sum(ss);
-      if (lane == 0) a.ssq[c * a.T + t] = ss;
-    }
+    for (int q = int(threadIdx.x); q < a.T * a.S; q += kThreads)
+      a.inv[q] = stream_inv(&ssp[0][0], q % a.S, q / a.S, a.cps, NT, a.H, a.eps);
 }
 
 struct UpArgs {
   const float* x;     // [T][D]
   const bf16* norm;   // [D] or null
   const bf16* up;     // [D][R]
-  const float* part;  // [C][T][N] from hc_down_kernel
-  const double* ssq;  // [C][T]
-  int64_t T, S, H, D, R, N, cps, HB;  // HB: h values per block (HB * S <= kUpRows)
-  float eps;
+  const float* low;   // [T][R] from hc_low_kernel
+  const float* inv;   // [T][S] from hc_low_kernel
+  int T, S, H, D, R, HB;  // HB: h values per block (HB * S <= kUpRows)
   float* mixed;   // [T][H]
-  float* inject;  // [T][S] or null (then N may be R)
 };
 
 template <int NT>
@@ -220,63 +228,58 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
   float* sig = low + a.T * a.R;        // [T][kUpRows]: sigmoid(mix) of the block's rows
   float* inv = sig + a.T * kUpRows;    // [T][S]: 1 / rms of each token's streams
   const int lane = int(threadIdx.x & 31), team = int(threadIdx.x / kTeam), l = lane % kTeam;
-  const int64_t h0 = int64_t(blockIdx.x) * a.HB, hn = detail::imin(a.HB, a.H - h0), rows = hn * a.S;
+  // 32-bit indices (hc_mix_fused_supported bounds them): 64-bit divisions cost ~70 instructions each.
+  const int h0 = int(blockIdx.x) * a.HB, hn = min(a.HB, a.H - h0), rows = hn * a.S;
   // The block's rows s*H + h0 .. s*H + h0 + hn - 1 are contiguous in up for each s.
   prefetch_spans(a.up + h0 * a.R, a.S, a.H * a.R, hn * a.R);
   detail::pdl_enter();
 
   // Block row q = hl * S + s is up-row s*H + h0 + hl; team rows q = team + 32 u.
-  const int64_t R8 = a.R / 8;
+  const int R8 = a.R / 8;
   const bf16* rp[kUpRowsPerTeam];
   bool rv[kUpRowsPerTeam];
 #pragma unroll
   for (int u = 0; u < kUpRowsPerTeam; u++) {
-    const int64_t q = team + int64_t(kThreads / kTeam) * u;
+    const int q = team + (kThreads / kTeam) * u;
     rv[u] = q < rows;
-    rp[u] = rv[u] ? a.up + ((q % a.S) * a.H + h0 + q / a.S) * a.R : a.up;
+    rp[u] = rv[u] ? a.up + (int64_t(q % a.S) * a.H + h0 + q / a.S) * a.R : a.up;
   }
   uint4 w[kUpRowsPerTeam][kGroups];
-  auto load = [&](int64_t cb) {
+  auto load = [&](int cb) {
 #pragma unroll
     for (int u = 0; u < kUpRowsPerTeam; u++)
 #pragma unroll
       for (int j = 0; j < kGroups; j++) {
-        const int64_t g = cb + l + kTeam * j;
+        const int g = cb + l + kTeam * j;
         w[u][j] = rv[u] && g < R8 ? detail::ld_stream(rp[u] + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
       }
   };
   load(0);  // in flight while the block rebuilds low below
 
-  // inv[t][s] from the chunks' sums of squares (chunks of a stream in order), as cpu::rms_norm_offset.
-  for (int64_t i = threadIdx.x; i < a.T * a.S; i += blockDim.x) {
-    const int64_t t = i / a.S, s = i % a.S;
-    double ss = 0.0;
-    for (int64_t cc = 0; cc < a.cps; cc++) ss += a.ssq[(s * a.cps + cc) * a.T + t];
-    inv[i] = 1.0f / sqrtf(float(ss / double(a.H)) + a.eps);
+  // The fold at the end reads x and norm at the block's columns: thread i's first item starts those loads now
+  // (the first kPre streams; more are read when folded), so they are not a round trip after the GEMV.
+  constexpr int kPre = 4;
+  float xpre[kPre], opre[kPre];
+  if (int(threadIdx.x) < a.T * hn) {
+    const int t = int(threadIdx.x) / hn, h = h0 + int(threadIdx.x) % hn;
+#pragma unroll
+    for (int s = 0; s < kPre; s++)
+      if (s < a.S) {
+        xpre[s] = a.x[t * a.D + s * a.H + h];
+        opre[s] = a.norm ? detail::bf(a.norm[s * a.H + h]) : 0.0f;
+      }
   }
-  __syncthreads();
-  // low[t][r] = silu(down_r . normed_t / S) for every block (the same fixed order everywhere); block 0 also
-  // the inject weights 2 sigmoid(inject_j . normed_t / S) from rows R + j.
-  const int64_t n_low = a.T * a.R, n_all = n_low + (blockIdx.x == 0 && a.inject ? a.T * a.S : 0);
-  for (int64_t i = threadIdx.x; i < n_all; i += blockDim.x) {
-    const bool is_low = i < n_low;
-    const int64_t t = is_low ? i / a.R : (i - n_low) / a.S, r = is_low ? i % a.R : a.R + (i - n_low) % a.S;
-    float dot = 0.0f;
-    for (int64_t s = 0; s < a.S; s++) {
-      float ps = 0.0f;
-      for (int64_t cc = 0; cc < a.cps; cc++) ps += a.part[((s * a.cps + cc) * a.T + t) * a.N + r];
-      dot += inv[t * a.S + s] * ps;
-    }
-    if (is_low) low[t * a.R + plane_slot(r, a.R)] = detail::silu(dot / float(a.S));
-    else a.inject[t * a.S + (r - a.R)] = 2.0f * detail::sigmoid(dot / float(a.S));
-  }
+
+  // low (plane order) and inv from kernel 1.
+  for (int i = int(threadIdx.x); i < a.T * a.R; i += kThreads) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
+  for (int i = int(threadIdx.x); i < a.T * a.S; i += kThreads) inv[i] = a.inv[i];
   __syncthreads();
 
   // mix of the team's rows: acc[u * NT + t]. Passes of 40 groups (one pass for R <= 320).
   float acc[kUpRowsPerTeam * NT];
 #pragma unroll
   for (int i = 0; i < kUpRowsPerTeam * NT; i++) acc[i] = 0.0f;
-  for (int64_t cb = 0;;) {
+  for (int cb = 0;;) {
 #pragma unroll
     for (int t = 0; t < NT; t++) {
       if (t >= a.T) break;
@@ -284,7 +287,7 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
       const float* p1 = p0 + a.R / 2;
 #pragma unroll
       for (int j = 0; j < kGroups; j++) {
-        const int64_t g = cb + l + kTeam * j;
+        const int g = cb + l + kTeam * j;
         if (g < R8) {
           const float4 lo = *reinterpret_cast<const float4*>(p0 + 4 * g);
           const float4 hi = *reinterpret_cast<const float4*>(p1 + 4 * g);
@@ -305,20 +308,29 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
     for (int u = 0; u < kUpRowsPerTeam; u++) v[u] = acc[u * NT + t];
     team_sum_scatter<kUpRowsPerTeam, kTeam>(v);
     team_sum_results<kUpRowsPerTeam, kTeam>(v, [&](int u, float sum) {
-      const int64_t q = team + int64_t(kThreads / kTeam) * u;
+      const int q = team + (kThreads / kTeam) * u;
       if (q < rows) sig[t * kUpRows + q] = detail::sigmoid(sum);
     });
   }
   __syncthreads();
 
   // mixed[t][h] = sum_s sigmoid(mix) * normed / S, streams in order, normed = (x * inv) * (1 + norm) as the CPU.
-  for (int64_t i = threadIdx.x; i < a.T * hn; i += blockDim.x) {
-    const int64_t t = i / hn, hl = i % hn, h = h0 + hl;
+  for (int i = int(threadIdx.x); i < a.T * hn; i += kThreads) {
+    const int t = i / hn, hl = i % hn, h = h0 + hl;
+    const bool pre = i == int(threadIdx.x);
     float m = 0.0f;
-    for (int64_t s = 0; s < a.S; s++) {
-      const int64_t k = s * a.H + h;
-      const float o = a.norm ? detail::bf(a.norm[k]) : 0.0f;
-      const float normed = (a.x[t * a.D + k] * inv[t * a.S + s]) * (1.0f + o);
+    for (int s = 0; s < a.S; s++) {
+      const int k = s * a.H + h;
+      float xv = 0.0f, o = 0.0f;
+      if (pre && s < kPre) {
+#pragma unroll
+        for (int q = 0; q < kPre; q++)
+          if (q == s) xv = xpre[q], o = opre[q];  // register indices must be constants
+      } else {
+        xv = a.x[t * a.D + k];
+        o = a.norm ? detail::bf(a.norm[k]) : 0.0f;
+      }
+      const float normed = (xv * inv[t * a.S + s]) * (1.0f + o);
       m += sig[t * kUpRows + hl * a.S + s] * normed;
     }
     a.mixed[t * a.H + h] = m / float(a.S);
@@ -326,8 +338,8 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
 }
 
 template <int NT>
-void launch_fused(Context& ctx, const DownArgs& d, dim3 g1, size_t smem1, const UpArgs& u, dim3 g2, size_t smem2) {
-  detail::launch(ctx, hc_down_kernel<NT>, g1, kThreads, smem1, d);
+void launch_fused(Context& ctx, const LowArgs& d, unsigned g1, const UpArgs& u, unsigned g2, size_t smem2) {
+  detail::launch(ctx, hc_low_kernel<NT>, g1, kThreads, 0, d);
   DS4_CUDA_CHECK_LAUNCH();
   detail::launch(ctx, hc_up_kernel<NT>, g2, kThreads, smem2, u);
   DS4_CUDA_CHECK_LAUNCH();
@@ -335,10 +347,15 @@ void launch_fused(Context& ctx, const DownArgs& d, dim3 g1, size_t smem1, const 
 
 }  // namespace
 
+// Chunks of a stream for kernel 1: ceil(H / kMaxChunk) of equal length (a multiple of 8), the last possibly shorter.
+int64_t chunks_per_stream(int64_t H) { return (H + kMaxChunk - 1) / kMaxChunk; }
+
 bool hc_mix_fused_supported(int64_t T, int64_t streams, int64_t H, int64_t lowrank, int64_t down_rows) {
+  // 32-bit indices in the kernels: D * (rows of down_inject or of lowrank) below 2^31.
   return T >= 1 && T <= kHcFusedMaxT && streams >= 1 && streams <= kMaxStreams && H > 0 && H <= kMaxHidden &&
          H % 8 == 0 && lowrank > 0 && lowrank <= kMaxLowrank && lowrank % 8 == 0 &&
-         (down_rows == lowrank || down_rows == lowrank + streams);
+         (down_rows == lowrank || down_rows == lowrank + streams) && streams * chunks_per_stream(H) <= kMaxChunks &&
+         streams * H * (lowrank + streams) < (int64_t(1) << 31);
 }
 
 void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int64_t H, int64_t lowrank,
@@ -351,13 +368,14 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
   detail::require(x && down_inject && up && mixed, "hc_mix_fused: null operand");
   detail::require(!inject || down_rows == R + S, "hc_mix_fused: inject weights need the inject rows in down_inject");
   // 128-bit loads of x, down_inject and up (rows of D and R elements keep the alignment: both multiples of 8).
-  detail::require_supported(detail::aligned16(x) && detail::aligned16(down_inject) && detail::aligned16(up),
-                            "hc_mix_fused: x, down_inject and up must be 16-byte aligned");
+  detail::require_supported(detail::aligned16(x) && detail::aligned16(down_inject) && detail::aligned16(up) &&
+                                (!norm || detail::aligned16(norm)),
+                            "hc_mix_fused: x, norm, down_inject and up must be 16-byte aligned");
 
   // K chunks: a stream's H columns in cps chunks of KC (a multiple of 8, at most kMaxChunk), the last one
-  // possibly shorter but never empty. H = 2560: 2 chunks of 1280 per stream, 8 in all, and with 21 row groups
-  // of the 324 rows 168 blocks, each streaming 40 KB.
-  int64_t cps = (H + kMaxChunk - 1) / kMaxChunk;
+  // possibly shorter but never empty. H = 2560: 2 chunks of 1280 per stream, 8 in all (one per warp); with 2 rows
+  // per block, 162 blocks of the 324 rows, each streaming 40 KB.
+  int64_t cps = chunks_per_stream(H);
   const int64_t KC = ((H + cps - 1) / cps + 7) / 8 * 8;
   cps = (H + KC - 1) / KC;
   const int64_t C = S * cps;
@@ -365,18 +383,18 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
   const int64_t HB = kUpRows / S;        // h values per kernel-2 block: 16 at S = 4, 160 blocks at H = 2560
 
   ScratchScope scope(ctx.scratch());
-  float* part = ctx.scratch().take<float>(size_t(C * T * N));
-  double* ssq = ctx.scratch().take<double>(size_t(C * T));
-
-  const DownArgs d{x, norm, down_inject, T, H, D, N, KC, cps, part, ssq};
-  const UpArgs u{x, norm, up, part, ssq, T, S, H, D, R, N, cps, HB, eps, mixed, inject};
-  const dim3 g1(unsigned((N + kDownRows - 1) / kDownRows), unsigned(C)), g2(unsigned((H + HB - 1) / HB));
-  // At most 8 x 1280 x 4 = 40 KiB and 8 x (1024 + 64 + 64) x 4 = 36 KiB: no opt-in needed.
-  const size_t smem1 = size_t(T * KC) * sizeof(float), smem2 = size_t(T * (R + kUpRows + S)) * sizeof(float);
-  if (T == 1) launch_fused<1>(ctx, d, g1, smem1, u, g2, smem2);
-  else if (T == 2) launch_fused<2>(ctx, d, g1, smem1, u, g2, smem2);
-  else if (T <= 4) launch_fused<4>(ctx, d, g1, smem1, u, g2, smem2);
-  else launch_fused<8>(ctx, d, g1, smem1, u, g2, smem2);
+  float* low = ctx.scratch().take<float>(size_t(T * R));
+  float* inv = ctx.scratch().take<float>(size_t(T * S));
+  const LowArgs d{x, norm, down_inject, int(T), int(S), int(H), int(D), int(N), int(R), int(KC), int(cps), int(C),
+                  eps, low, inject, inv};
+  const UpArgs u{x, norm, up, low, inv, int(T), int(S), int(H), int(D), int(R), int(HB), mixed};
+  const unsigned g1 = unsigned((N + kLowRows - 1) / kLowRows), g2 = unsigned((H + HB - 1) / HB);
+  // Kernel 2: at most 8 x (1024 + 64 + 64) x 4 = 36 KiB: no opt-in needed.
+  const size_t smem2 = size_t(T * (R + kUpRows + S)) * sizeof(float);
+  if (T == 1) launch_fused<1>(ctx, d, g1, u, g2, smem2);
+  else if (T == 2) launch_fused<2>(ctx, d, g1, u, g2, smem2);
+  else if (T <= 4) launch_fused<4>(ctx, d, g1, u, g2, smem2);
+  else launch_fused<8>(ctx, d, g1, u, g2, smem2);
 }
 
 }  // namespace ds4::cuda

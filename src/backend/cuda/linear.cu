@@ -1,15 +1,14 @@
 // Dense projections y[T,N] = x[T,K] · W[N,K]^T.
 //
-// T <= 8 (decode, small verify batches) is bound by reading W. With 16-byte aligned rows and K a multiple of 8
-// it runs the tensor-core GEMV of gemv.cuh: a block owns one 16-row tile and its S warps share the tile's K
-// steps (interleaved, so the block streams the tile front to back), each lane keeping 8 weight loads in
-// flight; the T tokens are the mma's 8 columns, so W crosses HBM once per call whatever T is. The S partial
-// fragments are summed in shared memory in a fixed order. S is picked per shape from the kernel's occupancy so
-// that small matrices still put every multiprocessor to work in one wave and large ones stream with few
-// reductions; a matrix with few row tiles splits K over blocks, and the last block of a tile adds the partial
-// sums (gemv.cuh: last_block_of). One token takes a CUDA-core streaming kernel instead (gemv_rows_kernel
-// below). Other shapes take the scalar fallback. Larger T is compute-bound and goes to cuBLASLt with bf16
-// operands (x rounded to bf16 in scratch), float32 accumulation and float32 output.
+// T <= 8 (decode, speculative verification, short chunks) is bound by reading W. With 16-byte aligned rows and
+// activations and K a multiple of 8 it streams W on CUDA cores (gemv_rows_kernel for one token,
+// gemv_rows_multi_kernel for up to 8): every token's row is summed in the same order whatever T is, so a
+// verified token's projections have the bits of its decode step (speculative decoding then reproduces plain
+// decoding exactly), and W crosses HBM once per call. Misaligned activations take the tensor-core GEMV of
+// gemv.cuh (a block owns one 16-row tile and its S warps share the tile's K steps; the T tokens are the mma's 8
+// columns; a matrix with few row tiles splits K over blocks, and the last block of a tile adds the partial sums:
+// gemv.cuh's last_block_of). Other shapes take the scalar fallback. Larger T is compute-bound and goes to
+// cuBLASLt with bf16 operands (x rounded to bf16 in scratch), float32 accumulation and float32 output.
 #include <algorithm>
 
 #include "backend/cuda/blas.h"
@@ -196,25 +195,129 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   }
 }
 
-bool rows_path(int64_t T, int64_t K, const bf16* W, const float* x) {
-  return T == 1 && K % 8 == 0 && detail::aligned16(W) && detail::aligned16(x);
+// Up to NT tokens (verification chunks, short prefill chunks): each token's row is summed exactly as
+// gemv_rows_kernel sums it for one token: the same P slices of K, and in each lane the same chunks in increasing
+// order (how many are loaded at a time does not change the order; zero chunks past a slice add +0 to a sum that
+// is never -0), the same lane butterfly and slice order. So a verified token's projections have the bits of its
+// decode step, while the weights are read once for all the tokens. A warp takes RW rows of its slice so that
+// each activation chunk read from L1 serves RW rows: with one row per warp the T activation reads per weight
+// chunk, not the weights, bounded the kernel (L1 bandwidth).
+template <int RW, int U, int NT>
+__global__ void __launch_bounds__(kRowWarps * 32)
+    gemv_rows_multi_kernel(const float* x, int T, int64_t K, const bf16* W, int64_t N, float* y, int P) {
+  __shared__ float red[kRowWarps][RW][NT];
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), groups = kRowWarps / P;
+  const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * RW;
+  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
+  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const bf16* rows[RW];
+#pragma unroll
+  for (int r = 0; r < RW; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
+#pragma unroll
+  for (int r = 0; r < RW; r++)
+    if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
+  detail::pdl_enter();
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float acc[RW][NT];
+#pragma unroll
+  for (int r = 0; r < RW; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
+  for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
+    uint4 w[U][RW];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bool in = c0 + 32 * u < c_end;
+#pragma unroll
+      for (int r = 0; r < RW; r++) w[u][r] = in ? detail::ld_stream(rows[r] + (c0 + 32 * u) * 8) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int64_t c = c0 + 32 * u;
+      const bool in = c < c_end;
+#pragma unroll
+      for (int t = 0; t < NT; t++) {
+        if (t >= T) break;
+        const float4* xt = x4 + int64_t(t) * (K / 4);
+        const float4 xa = in ? __ldg(xt + 2 * c) : make_float4(0, 0, 0, 0);
+        const float4 xb = in ? __ldg(xt + 2 * c + 1) : make_float4(0, 0, 0, 0);
+#pragma unroll
+        for (int r = 0; r < RW; r++) acc[r][t] += detail::dot8(w[u][r], xa, xb);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < RW; r++)
+#pragma unroll
+    for (int t = 0; t < NT; t++) acc[r][t] = detail::warp_sum(acc[r][t]);
+  if (P == 1) {
+    if (lane == 0)
+#pragma unroll
+      for (int r = 0; r < RW; r++)
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+          if (t < T && row0 + r < N) y[int64_t(t) * N + row0 + r] = acc[r][t];
+    return;
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int r = 0; r < RW; r++)
+#pragma unroll
+      for (int t = 0; t < NT; t++) red[warp][r][t] = acc[r][t];
+  __syncthreads();
+  if (warp % P == 0 && lane < RW * NT) {
+    const int r = lane / NT, t = lane % NT;
+    if (t < T && row0 + r < N) {
+      float sum = 0.0f;
+      for (int q = 0; q < P; q++) sum += red[warp + q][r][t];
+      y[int64_t(t) * N + row0 + r] = sum;
+    }
+  }
+}
+
+// The CUDA-core streaming path: K a multiple of 8 and 16-byte aligned rows and activations (every token's row
+// of x then is too). Every T <= kGemvMaxT takes it, so a token's row does not depend on how many share the call.
+bool rows_path(int64_t K, const bf16* W, const float* x) {
+  return K % 8 == 0 && detail::aligned16(W) && detail::aligned16(x);
+}
+
+// The shape of a rows launch, a function of N and K only (never of T: that keeps a token's sums the same).
+// At most about 64 warps per multiprocessor, one resident wave (a second wave costs a whole extra round trip):
+// tall matrices give each warp two rows (8 chunk loads per lane in flight), short ones split each row's K over
+// up to 8 warps, as long as every lane gets a chunk.
+struct RowsShape {
+  bool tall;
+  int P;
+  unsigned blocks;
+};
+RowsShape rows_shape(const Context& ctx, int64_t K, int64_t N) {
+  const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
+  if (N >= 2 * want) return {true, 1, detail::blocks_for(N, 2 * kRowWarps)};
+  int P = 1;
+  while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
+  return {false, P, detail::blocks_for(N, kRowWarps / P)};
 }
 
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
-  // At most about 64 warps per multiprocessor, one resident wave (a second wave costs a whole extra round trip):
-  // tall matrices give each warp two rows (8 chunk loads per lane in flight), short ones split each row's K over
-  // up to 8 warps, as long as every lane gets a chunk.
-  const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
-  if (N >= 2 * want) {
-    detail::launch(ctx, gemv_rows_kernel<2, 4, kStreams>, detail::blocks_for(N, 2 * kRowWarps), kRowWarps * 32, 0,
-                   x, K, W, N, o.y, 1, o.streams, o.inject, int(o.S));
-  } else {
-    int P = 1;
-    while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
-    detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, detail::blocks_for(N, kRowWarps / P), kRowWarps * 32, 0,
-                   x, K, W, N, o.y, P, o.streams, o.inject, int(o.S));
-  }
+  const RowsShape rs = rows_shape(ctx, K, N);
+  if (rs.tall)
+    detail::launch(ctx, gemv_rows_kernel<2, 4, kStreams>, rs.blocks, kRowWarps * 32, 0, x, K, W, N, o.y, 1, o.streams,
+                   o.inject, int(o.S));
+  else
+    detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, rs.blocks, kRowWarps * 32, 0, x, K, W, N, o.y, rs.P,
+                   o.streams, o.inject, int(o.S));
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+constexpr int kMultiRows = 4;  // rows per warp of the multi-token kernel (RW * NT <= 32: one lane per sum)
+
+template <int NT>
+void launch_gemv_rows_multi(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
+  // The one-token launch's slices (P), with kMultiRows rows per warp instead of its 1 or 2.
+  const RowsShape rs = rows_shape(ctx, K, N);
+  const unsigned blocks = detail::blocks_for(N, int64_t(kRowWarps / rs.P) * kMultiRows);
+  detail::launch(ctx, gemv_rows_multi_kernel<kMultiRows, 2, NT>, blocks, kRowWarps * 32, 0, x, int(T), K, W, N, y, rs.P);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
@@ -358,8 +461,12 @@ void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, i
   detail::require(T >= 0 && K > 0 && N >= 0, "linear: bad shape");
   if (T == 0 || N == 0) return;
   if (T <= kGemvMaxT) {
-    if (rows_path(T, K, W, x)) launch_gemv_rows(ctx, x, K, W, N, RowsOut{y});
-    else if (K % 8 == 0 && detail::aligned16(W)) launch_gemv_mma(ctx, x, T, K, W, N, y);
+    if (rows_path(K, W, x)) {
+      if (T == 1) launch_gemv_rows(ctx, x, K, W, N, RowsOut{y});
+      else if (T == 2) launch_gemv_rows_multi<2>(ctx, x, T, K, W, N, y);
+      else if (T <= 4) launch_gemv_rows_multi<4>(ctx, x, T, K, W, N, y);
+      else launch_gemv_rows_multi<8>(ctx, x, T, K, W, N, y);
+    } else if (K % 8 == 0 && detail::aligned16(W)) launch_gemv_mma(ctx, x, T, K, W, N, y);
     else if (T == 1) launch_gemv_scalar<1>(ctx, x, T, K, W, N, y);
     else if (T == 2) launch_gemv_scalar<2>(ctx, x, T, K, W, N, y);
     else if (T <= 4) launch_gemv_scalar<4>(ctx, x, T, K, W, N, y);
@@ -374,7 +481,7 @@ void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, i
   detail::require(T >= 0 && K > 0 && N >= 0 && out.inject && out.S > 0 && out.S < (int64_t(1) << 16),
                   "linear: bad stream output");
   if (T == 0 || N == 0) return;
-  if (T == 1 && rows_path(T, K, W, x)) return launch_gemv_rows(ctx, x, K, W, N, out);
+  if (T == 1 && rows_path(K, W, x)) return launch_gemv_rows(ctx, x, K, W, N, out);
   ScratchScope scope(ctx.scratch());
   float* y = ctx.scratch().take<float>(size_t(T * N));
   linear(ctx, x, T, K, W, N, y);

@@ -371,8 +371,10 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
 }
 
 // ----------------------------------------------------------------------------------------------------------
-// Decode, one token: CUDA-core streaming (as linear.cu's gemv_rows_kernel). A single token's k experts are
-// distinct, so there is nothing to share between assignments and no tensor core to feed.
+// Decode, up to 8 tokens: CUDA-core streaming (as linear.cu's gemv_rows_kernel), one token per grid row, so a
+// token's output has the same bits whatever T is (speculative verification reproduces decoding). A token's k
+// experts are distinct, so there is nothing to share between its assignments and no tensor core to feed; tokens
+// that share an expert read it once each (rare at 512 experts; L2 often catches it).
 //  1. gate/up: a warp per (assignment j, intermediate row i) streams gate row i and up row i of expert idx[j]
 //     with the token's activations, and writes h[j * I + i] = weight[j] * (silu(gate) * up) (the tensor-core
 //     path's expression). The blocks past the routed rows write the shared expert's activations after them,
@@ -388,6 +390,11 @@ __global__ void __launch_bounds__(kRowWarps * 32)
                         const float* weight, int64_t K, float* h, SharedAct sh, int64_t routed_blocks) {
   constexpr int U = 4;
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  // Token blockIdx.y: its activations, routing, h row and shared-expert columns (a token's work is the same
+  // whatever the number of tokens).
+  const int64_t tok = blockIdx.y;
+  x += tok * H, idx += tok * K, weight += tok * K, h += tok * (K * I + sh.inter);
+  if (sh.inter) sh.gate += tok * sh.ld, sh.up += tok * sh.ld, sh.logit += tok * sh.ld;
   if (int64_t(blockIdx.x) >= routed_blocks) {  // the shared expert's activations: elementwise
     detail::pdl_enter();
     const int64_t i = (int64_t(blockIdx.x) - routed_blocks) * blockDim.x + threadIdx.x;
@@ -434,10 +441,15 @@ __global__ void __launch_bounds__(kRowWarps * 32)
 
 // Row r of the output: the concatenated K is chunks of 8 of h; chunk c < K * I8 is expert slot c / I8's, the
 // rest the shared expert's.
-__global__ void __launch_bounds__(kRowWarps * 32)
+// Two blocks per multiprocessor: 128 registers hold the 8 chunks in flight without spilling.
+__global__ void __launch_bounds__(kRowWarps * 32, 2)
     down_rows_kernel(const float* h, int64_t H, int64_t I, const bf16* down, const int32_t* idx, int64_t K,
                      const bf16* sh_down, int64_t SI, float* out, int P, float* streams, const float* inject, int S) {
   constexpr int U = 8;
+  const int64_t tok = blockIdx.y;  // the token: its h row, routing and output row (or its streams)
+  h += tok * (K * I + SI), idx += tok * K;
+  if (streams) streams += tok * S * H, inject += tok * S;
+  else out += tok * H;
   __shared__ float red[kRowWarps];
   __shared__ int64_t base[64];  // expert slot j's down matrix offset, idx[j] * H * I (K <= 64)
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
@@ -453,23 +465,23 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   __syncthreads();
   const float4* h4 = reinterpret_cast<const float4*>(h);
   float acc = 0.0f;
+  // The lane's chunk c = c0 + 32 v lies in expert slot j = c / I8 at chunk o = c % I8 of its row; both advance
+  // with c (a 64-bit division per load made this kernel instruction-bound: 21.7 -> 18.3 us without them).
+  int64_t j = (c_begin + lane) / I8, o = (c_begin + lane) - j * I8;
   for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
     uint4 w[U];
     float4 xa[U], xb[U];
-    // Conditional loads, as linear.cu's rows kernel (fewer registers, more resident warps).
+    // Conditional loads, as linear.cu's rows kernel.
 #pragma unroll
     for (int v = 0; v < U; v++) {
       const int64_t c = c0 + 32 * v;
       const bool in = c < c_end;
       const bf16* p = nullptr;
       if (in) {
-        if (c < routed) {
-          const int64_t j = c / I8;
-          p = down + base[j] + rr * I + (c - j * I8) * 8;
-        } else {
-          p = sh_down + rr * SI + (c - routed) * 8;
-        }
+        if (c < routed) p = down + base[j] + rr * I + o * 8;
+        else p = sh_down + rr * SI + (c - routed) * 8;
       }
+      for (o += 32; o >= I8 && j < K; o -= I8) j++;
       w[v] = in ? detail::ld_stream(p) : make_uint4(0, 0, 0, 0);
       xa[v] = in ? __ldg(h4 + 2 * c) : make_float4(0, 0, 0, 0);
       xb[v] = in ? __ldg(h4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
@@ -491,23 +503,25 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   }
 }
 
-// T = 1 with 16-byte aligned weights and widths that are multiples of 8 (shared: null or its width too).
-void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, const int32_t* idx, const float* weight,
-                        int64_t K, const RowsOut& out, const SharedExpert* sh) {
+// 1 <= T <= kDecodeMaxT with 16-byte aligned weights and activations and widths that are multiples of 8 (shared:
+// null or its width too). Each token takes its own blocks (grid y), so its output does not depend on T.
+void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,
+                        const float* weight, int64_t K, const RowsOut& out, const SharedExpert* sh) {
   const int64_t H = w.hidden, I = w.inter, SI = sh ? sh->inter : 0;
-  float* h = ctx.scratch().take<float>(size_t(K * I + SI));
+  float* h = ctx.scratch().take<float>(size_t(T * (K * I + SI)));
   SharedAct act;
   if (sh) act.gate = sh->gate, act.up = sh->up, act.logit = sh->logit, act.ld = sh->ld, act.inter = SI;
   const int64_t routed_blocks = (K * I + kRowWarps - 1) / kRowWarps, shared_blocks = (SI + 255) / 256;
-  detail::launch(ctx, gate_up_rows_kernel, unsigned(routed_blocks + shared_blocks), kRowWarps * 32, 0, x, H, I,
-                 w.gate, w.up, idx, weight, K, h, act, routed_blocks);
+  detail::launch(ctx, gate_up_rows_kernel, dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)), kRowWarps * 32, 0,
+                 x, H, I, w.gate, w.up, idx, weight, K, h, act, routed_blocks);
   DS4_CUDA_CHECK_LAUNCH();
-  // One resident wave of at most about 64 warps per multiprocessor, K sliced over up to 8 warps per row.
+  // One resident wave of at most about 64 warps per multiprocessor (for one token), K sliced over up to 8 warps
+  // per row: a function of the shape only, never of T.
   const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = (K * I + SI) / 8;
   int P = 1;
   while (P < kRowWarps && H * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
-  detail::launch(ctx, down_rows_kernel, detail::blocks_for(H, kRowWarps / P), kRowWarps * 32, 0, h, H, I, w.down,
-                 idx, K, sh ? sh->down : nullptr, SI, out.y, P, out.streams, out.inject, int(out.S));
+  detail::launch(ctx, down_rows_kernel, dim3(detail::blocks_for(H, kRowWarps / P), unsigned(T)), kRowWarps * 32, 0, h,
+                 H, I, w.down, idx, K, sh ? sh->down : nullptr, SI, out.y, P, out.streams, out.inject, int(out.S));
   DS4_CUDA_CHECK_LAUNCH();
 }
 
@@ -885,8 +899,8 @@ void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T
   const bool vec = w.hidden % 8 == 0 && w.inter % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up) &&
                    detail::aligned16(w.down);
   const bool fuse = shared && vec && shared->inter % 8 == 0 && detail::aligned16(shared->down);
-  if (vec && T == 1 && k <= 64 && detail::aligned16(x) && (!shared || fuse))
-    launch_decode_rows(ctx, w, x, idx, weight, k, RowsOut{out}, shared);
+  if (vec && k <= 64 && detail::aligned16(x) && (!shared || fuse))
+    launch_decode_rows(ctx, w, x, T, idx, weight, k, RowsOut{out}, shared);
   else if (vec) launch_decode_mma(ctx, w, x, T, idx, weight, k, out, fuse ? shared : nullptr);
   else launch_decode_scalar(ctx, w, x, T, idx, weight, k, out);
   if (shared && !fuse) shared_composed(ctx, *shared, T, w.hidden, out);
@@ -899,11 +913,11 @@ void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T
   const bool vec = w.hidden % 8 == 0 && w.inter % 8 == 0 && detail::aligned16(w.gate) && detail::aligned16(w.up) &&
                    detail::aligned16(w.down);
   const bool fuse = shared && shared->down && shared->inter % 8 == 0 && detail::aligned16(shared->down);
-  if (T == 1 && vec && k >= 1 && k <= 64 && k <= w.num_experts && detail::aligned16(x) && (!shared || fuse)) {
+  if (T <= kDecodeMaxT && vec && k >= 1 && k <= 64 && k <= w.num_experts && detail::aligned16(x) && (!shared || fuse)) {
     detail::require(!shared || (shared->gate && shared->up && shared->logit && shared->ld >= shared->inter),
                     "moe_experts: bad shared expert");
     ScratchScope scope(ctx.scratch());
-    return launch_decode_rows(ctx, w, x, idx, weight, k, out, shared);
+    return launch_decode_rows(ctx, w, x, T, idx, weight, k, out, shared);
   }
   ScratchScope scope(ctx.scratch());
   float* y = ctx.scratch().take<float>(size_t(std::max<int64_t>(T, 0) * w.hidden));

@@ -72,8 +72,9 @@ void advance_position(Context& ctx, int64_t* pos, int64_t T);
 // ---------------------------------------------------------------------------------------------------------
 
 // y[T,N] = x[T,K] · W[N,K]^T (cpu::linear). T <= 8 runs a bandwidth-bound GEMV that reads W once with
-// 128-bit loads and keeps x in float32; larger T rounds x to bfloat16 and runs cuBLASLt (float32 accumulate,
-// float32 output).
+// 128-bit loads and keeps x in float32, summing each token's rows in an order that does not depend on T (a
+// verified token gets its decode step's bits); larger T rounds x to bfloat16 and runs cuBLASLt (float32
+// accumulate, float32 output).
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y);
 
 // Where a block's output rows go: y [T][N] (streams null), or added into the hyper-connection streams as
@@ -166,6 +167,28 @@ struct Positions {
 void apply_rope(Context& ctx, float* x, int64_t T, int64_t heads, int64_t token_stride, int64_t head_stride,
                 const RopeParams& rope, Positions pos);
 
+// The attention layer's step from its projection rows to the attention's inputs, in one kernel for any T
+// (models/qwen_hybrid/sparse_attention.cpp, the same arithmetic as the ops it replaces: rms_norm_offset's
+// warp form, apply_rope, the bfloat16 rounding of store_rows_bf16). pr [T][ld] holds per token, from column 0:
+// [query, gate] of each of NH heads (HD each), KVH keys, KVH values, IH indexer queries and one indexer key (ID
+// each; IH = ID = 0 when there is no indexer, as in the MTP head). Writes q [T][NH][HDp] (normed, rotated, zero
+// padded), gate [T][NH * HD], rows sp + t of the key and value caches [.][KVH * HDp] (normed and rotated keys,
+// zero padded, bfloat16), idx_q [T][IH][ID] (normed, rotated) and rows sp + t of idx_keys [.][ID] (raw).
+struct AttnPrepShape {
+  int64_t NH, KVH, HD, HDp, IH, ID;
+};
+struct AttnPrepNorms {
+  const bf16 *q, *k, *idx_q;  // [HD], [HD], [ID]
+  float eps;
+};
+struct AttnPrepOut {
+  float *q, *gate;
+  bf16 *keys, *values;
+  float *idx_q, *idx_keys;
+};
+void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& shape,
+               const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out);
+
 // ---------------------------------------------------------------------------------------------------------
 // Causal depthwise conv1d (cpu/conv1d.h)
 // ---------------------------------------------------------------------------------------------------------
@@ -197,6 +220,27 @@ struct GdnHeads {
 };
 void gdn_prepare(Context& ctx, const float* conv_out, const float* a, const float* b, const float* A_log,
                  const float* dt_bias, int64_t T, GdnHeads heads, float* q, float* k, float* v, float* g, float* beta);
+
+// The recurrent step of short chunks (decode and verification, 1 <= T <= kGdnFusedMaxT) from the conv output
+// to the gated norm in one kernel: gdn_prepare, gated_delta_recurrent, rms_norm_gated(z). The core output of
+// each column is computed exactly as gated_delta_recurrent computes it; the gated norm's sum of squares is
+// reordered (float64). z, b and a are read in place from the projection rows (row stride ld); out [T][VH * dv].
+// Supported (gdn_recurrent_fused_supported): dk <= 128, dv <= 256; other shapes compose the three ops.
+constexpr int64_t kGdnFusedMaxT = 8;
+struct GdnGates {
+  const float* z;  // [T][ld]: z of value head h at h * dv
+  const float* b;  // [T][ld]: b of head h at h
+  const float* a;  // [T][ld]
+  int64_t ld;
+  const float* A_log;    // [VH]
+  const float* dt_bias;  // [VH]
+  const bf16* norm;      // [dv]
+  float eps;
+  Act act;
+};
+bool gdn_recurrent_fused_supported(int64_t T, GdnHeads heads);
+void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads heads,
+                         float* state, float* out);
 
 // ---------------------------------------------------------------------------------------------------------
 // Attention (cpu/attention.h): softmax attention of each query token over a set of cached positions, GQA
@@ -340,11 +384,12 @@ struct SharedExpert {
   int64_t inter = 0;
 };
 // out[t] = sum_j weight[t][j] * down_e(silu(gate_e x_t) * up_e x_t), e = idx[t][j]: only the selected
-// experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth; larger T: tokens grouped by
-// expert on the device and tensor-core grouped GEMMs (inputs rounded to bfloat16, float32 accumulate).
-// With `shared`, out[t] += sigmoid(logit[t]) * shared.down(silu(gate[t]) * up[t]) (the MoE block's output,
-// qwen::moe_forward). T <= 8 on the tensor-core path (hidden, both inter widths multiples of 8, 16-byte
-// aligned weights): the shared expert is one more segment of the routed down projection's K, its activations
+// experts' weights are read. T <= 8: per-(token, expert) GEMVs at HBM bandwidth, each token's blocks doing what
+// one token's do (the same bits whatever T is); larger T: tokens grouped by expert on the device and tensor-core
+// grouped GEMMs (inputs rounded to bfloat16, float32 accumulate). With `shared`, out[t] += sigmoid(logit[t]) *
+// shared.down(silu(gate[t]) * up[t]) (the MoE block's output, qwen::moe_forward). T <= 8 (hidden, both inter
+// widths multiples of 8, 16-byte aligned weights): the shared expert is one more segment of the routed down
+// projection's K, its activations
 // sigmoid(logit) * silu(gate) * up (the gate applied before the down projection: float rounding apart, the
 // same sum). Otherwise swiglu, linear and add_gated_rows' formulas after the routed experts.
 void moe_experts(Context& ctx, const ExpertWeights& w, const float* x, int64_t T, const int32_t* idx,

@@ -548,30 +548,39 @@ class CudaQwenModel : public Model {
       linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
     float* qkv = cols(pr, T, N, 0, conv);
-    float* z = cols(pr, T, N, conv, vd);
-    float* b = cols(pr, T, N, conv + vd, VH);
-    float* a = cols(pr, T, N, conv + vd + VH, VH);
     float* co = take<float>(T * conv);
     causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
-    float* q = take<float>(T * VH * dk);
-    float* k = take<float>(T * VH * dk);
-    float* v = take<float>(T * vd);
-    float* gg = take<float>(T * VH);
-    float* beta = take<float>(T * VH);
-    gdn_prepare(ctx_, co, a, b, g.a_log.get(), g.dt_bias.get(), T, GdnHeads{KH, VH, dk, dv}, q, k, v, gg, beta);
-    float* core = take<float>(T * vd);
-    const DeltaShape shape{T, VH, dk, dv};
-    // As on the CPU: short chunks (decode, speculative verification) take the recurrent form.
-    {
-      auto p2 = prof("gdn.delta rule");
-      if (T <= qwen::kRecurrentMaxTokens)
-        gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
-      else
-        gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
-    }
+    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
+    const GdnHeads heads{KH, VH, dk, dv};
     float* normed = take<float>(T * vd);
-    rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps),
-                   c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu);
+    // As on the CPU: short chunks (decode, speculative verification) take the recurrent form, here one kernel
+    // from the conv output to the gated norm, reading z, b and a in place.
+    if (T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads)) {
+      auto p2 = prof("gdn.prepare+delta+norm");
+      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
+                           g.norm.p(), float(c.rms_eps), gate_act};
+      gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed);
+    } else {
+      float* z = cols(pr, T, N, conv, vd);
+      float* b = cols(pr, T, N, conv + vd, VH);
+      float* a = cols(pr, T, N, conv + vd + VH, VH);
+      float* q = take<float>(T * VH * dk);
+      float* k = take<float>(T * VH * dk);
+      float* v = take<float>(T * vd);
+      float* gg = take<float>(T * VH);
+      float* beta = take<float>(T * VH);
+      gdn_prepare(ctx_, co, a, b, g.a_log.get(), g.dt_bias.get(), T, heads, q, k, v, gg, beta);
+      float* core = take<float>(T * vd);
+      const DeltaShape shape{T, VH, dk, dv};
+      {
+        auto p2 = prof("gdn.delta rule");
+        if (T <= qwen::kRecurrentMaxTokens)
+          gated_delta_recurrent(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+        else
+          gated_delta_chunked(ctx_, q, k, v, gg, beta, shape, ls.recurrent.get(), core);
+      }
+      rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
+    }
     auto p3 = prof("gdn.out linear");
     linear(ctx_, normed, T, vd, g.out.p(), H, out);
   }
@@ -580,11 +589,9 @@ class CudaQwenModel : public Model {
   void attn_block(const DAttn& w, LayerState& ls, const float* x, int64_t T, SeqPos sp, const int32_t* pos3,
                   const RowsOut& out) const {
     const Config& c = cfg_;
-    const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim;
-    const int64_t IH = c.idx_heads, D = c.idx_head_dim, R = c.idx_ratio, topk = c.idx_budget / c.idx_ratio;
-    const int64_t stride = qsa_list_stride(topk, R), N = w.proj.rows, QG = NH * 2 * HD, off_idx = QG + 2 * KVH * HD;
+    const int64_t H = c.hidden_size, IH = c.idx_heads, D = c.idx_head_dim, R = c.idx_ratio;
+    const int64_t topk = c.idx_budget / c.idx_ratio, stride = qsa_list_stride(topk, R), N = w.proj.rows;
     const float eps = float(c.rms_eps);
-    const Positions positions{pos3, 0};
     ScratchScope scope(ctx_.scratch());
     float* pr = take<float>(T * N);
     {
@@ -592,12 +599,10 @@ class CudaQwenModel : public Model {
       linear(ctx_, x, T, H, w.proj.p(), N, pr);
     }
 
-    // The indexer: queries normed and rotated; raw keys appended to the cache, complete blocks pooled.
+    // One kernel prepares the indexer's queries (normed, rotated) and appends its raw keys, and the attention's
+    // queries, gates, keys and values (attn_prep); then complete blocks are pooled and selected.
     float* qi = take<float>(T * IH * D);
-    copy_rows(ctx_, qi, IH * D, pr + off_idx, N, T, IH * D);
-    rms_norm_offset(ctx_, qi, w.idx_q_norm.p(), qi, T * IH, D, D, eps);
-    apply_rope(ctx_, qi, T, IH, IH * D, D, rope_.params(), positions);
-    copy_rows_at(ctx_, ls.index_keys.get(), D, sp, pr + off_idx + IH * D, N, T, D);
+    const Prepared p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi, ls.index_keys.get());
     qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
     int32_t* sel = take<int32_t>(T * stride);
     int32_t* count = take<int32_t>(T);
@@ -606,61 +611,58 @@ class CudaQwenModel : public Model {
       qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
     }
 
-    gated_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, KeySelection::lists(sel, count, stride), out);
+    attend(w, ls.keys.get(), ls.values.get(), p, T, KeySelection::lists(sel, count, stride), out);
   }
 
-  // models/qwen_hybrid/sparse_attention.cpp: gated_attention. pr [T][N] holds the projections (q and gate
-  // interleaved per head, k, v from column 0); the keys and values are appended to the caches at sp, and each
-  // query reads the positions `selection` gives.
-  void gated_attention(const DAttn& w, bf16* keys, bf16* values, float* pr, int64_t N, int64_t T, SeqPos sp,
-                       const int32_t* pos3, const KeySelection& selection, const RowsOut& out) const {
+  // The attention's inputs after attn_prep: q [T][NH][HDp] and gate [T][NH * HD] in scratch; keys and values
+  // stored in the caches.
+  struct Prepared {
+    float *q, *gate;
+  };
+
+  // models/qwen_hybrid/sparse_attention.cpp: pr [T][N] holds the projections (q and gate interleaved per head,
+  // k, v, then the indexer's queries and key when idx_q is given); the keys and values are appended to the caches
+  // at sp (and the indexer key to idx_keys).
+  Prepared prepare_attention(const DAttn& w, bf16* keys, bf16* values, const float* pr, int64_t N, int64_t T, SeqPos sp,
+                             const int32_t* pos3, float* idx_q, float* idx_keys) const {
+    const Config& c = cfg_;
+    const int64_t NH = c.num_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
+    Prepared p{take<float>(T * NH * HDp), take<float>(T * NH * HD)};
+    const AttnPrepShape shape{NH, c.num_kv_heads, HD, HDp, idx_q ? c.idx_heads : 0, idx_q ? c.idx_head_dim : 0};
+    const AttnPrepNorms norms{w.q_norm.p(), w.k_norm.p(), idx_q ? w.idx_q_norm.p() : nullptr, float(c.rms_eps)};
+    auto s = prof("attn.prep");
+    attn_prep(ctx_, pr, N, T, shape, norms, rope_.params(), Positions{pos3, 0}, sp,
+              AttnPrepOut{p.q, p.gate, keys, values, idx_q, idx_keys});
+    return p;
+  }
+
+  // Attention of the prepared queries over `selection`, times sigmoid(gate), then the o projection into out.
+  void attend(const DAttn& w, const bf16* keys, const bf16* values, const Prepared& p, int64_t T,
+              const KeySelection& selection, const RowsOut& out) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, NH = c.num_heads, KVH = c.num_kv_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
-    const int64_t QG = NH * 2 * HD;
-    const float eps = float(c.rms_eps);
-    const Positions positions{pos3, 0};
-    ScratchScope scope(ctx_.scratch());
-    // q_proj interleaves per head [query (HD), gate (HD)].
-    float* qg = cols(pr, T, N, 0, QG);
-    float* q = take<float>(T * NH * HD);
-    float* gate = take<float>(T * NH * HD);
-    copy_rows(ctx_, q, HD, qg, 2 * HD, T * NH, HD);
-    copy_rows(ctx_, gate, HD, qg + HD, 2 * HD, T * NH, HD);
-    float* k = take<float>(T * KVH * HD);
-    float* v = take<float>(T * KVH * HD);
-    copy_rows(ctx_, k, KVH * HD, pr + QG, N, T, KVH * HD);
-    copy_rows(ctx_, v, KVH * HD, pr + QG + KVH * HD, N, T, KVH * HD);
-    rms_norm_offset(ctx_, q, w.q_norm.p(), q, T * NH, HD, HD, eps);
-    rms_norm_offset(ctx_, k, w.k_norm.p(), k, T * KVH, HD, HD, eps);
-    apply_rope(ctx_, q, T, NH, NH * HD, HD, rope_.params(), positions);
-    apply_rope(ctx_, k, T, KVH, KVH * HD, HD, rope_.params(), positions);
     const float scale = 1.0f / std::sqrt(float(HD));
     float* att = take<float>(T * NH * HD);
     {
       auto p3 = prof("attn.attention");
       if (HDp == HD) {
-        store_rows_bf16(ctx_, k, T, KVH * HD, keys, sp);
-        store_rows_bf16(ctx_, v, T, KVH * HD, values, sp);
-        attention(ctx_, q, keys, values, AttnShape{NH, KVH, HD}, T, selection, scale, gate, att);
+        attention(ctx_, p.q, keys, values, AttnShape{NH, KVH, HD}, T, selection, scale, p.gate, att);
       } else {
-        float* qp = pad(q, T * NH, HD, HDp);
-        store_rows_bf16(ctx_, pad(k, T * KVH, HD, HDp), T, KVH * HDp, keys, sp);
-        store_rows_bf16(ctx_, pad(v, T * KVH, HD, HDp), T, KVH * HDp, values, sp);
         float* attp = take<float>(T * NH * HDp);
-        attention(ctx_, qp, keys, values, AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
+        attention(ctx_, p.q, keys, values, AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
         copy_rows(ctx_, att, HD, attp, HDp, T * NH, HD);
-        mul_sigmoid(ctx_, att, gate, T * NH * HD);
+        mul_sigmoid(ctx_, att, p.gate, T * NH * HD);
       }
     }
     auto p4 = prof("attn.o linear");
     linear(ctx_, att, T, NH * HD, w.o.p(), H, out);
   }
 
-  float* pad(const float* src, int64_t rows, int64_t hd, int64_t hdp) const {
-    float* dst = take<float>(rows * hdp);
-    DS4_CUDA_CHECK(cudaMemsetAsync(dst, 0, size_t(rows * hdp) * sizeof(float), ctx_.stream()));
-    copy_rows(ctx_, dst, hdp, src, hd, rows, hd);
-    return dst;
+  // The MTP head's causal attention (no indexer).
+  void gated_attention(const DAttn& w, bf16* keys, bf16* values, float* pr, int64_t N, int64_t T, SeqPos sp,
+                       const int32_t* pos3, const KeySelection& selection, const RowsOut& out) const {
+    const Prepared p = prepare_attention(w, keys, values, pr, N, T, sp, pos3, nullptr, nullptr);
+    attend(w, keys, values, p, T, selection, out);
   }
 
   // models/qwen_hybrid/moe.cpp: routed experts plus the gated shared expert, whose gate logit, gate and up

@@ -1,7 +1,7 @@
 // Partial rotary embeddings with interleaved M-RoPE frequencies (cpu/rope.cpp). One thread per rotated pair
 // (token, head, i < rotary_dim/2): it derives the pair's angle from the token's position on the frequency's
 // axis, takes cos/sin in double precision as the CPU does, and rotates x[i], x[i + half] in place.
-#include "backend/cuda/common.cuh"
+#include "backend/cuda/rope.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -12,18 +12,8 @@ __global__ void rope_kernel(float* x, int64_t T, int64_t heads, int64_t token_st
   const int64_t half = rope.rotary_dim / 2, n = T * heads * half;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = idx % half, th = idx / half, h = th % heads, t = th / heads;
-    int axis = 0;
-    if (i % 3 == 1 && i < rope.section[1] * 3) axis = 1;
-    else if (i % 3 == 2 && i < rope.section[2] * 3) axis = 2;
-    const int64_t p = pos.pos3 ? int64_t(pos.pos3[3 * t + axis]) : pos.pos0 + t;
-    const float f = rope.inv_freq[i] * float(p);
-    double s, c;
-    sincos(double(f), &s, &c);
-    const float cs = float(c), sn = float(s);
     float* v = x + t * token_stride + h * head_stride;
-    const float a = v[i], b = v[i + half];
-    v[i] = a * cs - b * sn;
-    v[i + half] = b * cs + a * sn;
+    detail::rope_pair(v[i], v[i + half], i, t, rope, pos);
   }
 }
 

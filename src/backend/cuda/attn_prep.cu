@@ -1,0 +1,135 @@
+// attn_prep (ops.h): the attention layer's step from the projection rows to the attention's inputs in one kernel.
+// One warp per (token, segment); the segments of a token are, in order: NH query heads (q_norm, RoPE, written
+// padded to HDp), NH gates (copied), KVH key heads (k_norm, RoPE, stored as bfloat16 into the key cache at row
+// pos + t, padded), KVH value heads (stored likewise), IH indexer query heads (idx_q_norm, RoPE) and the indexer
+// key (raw, into the index-key cache). The warp stages its segment in shared memory, normalises it as
+// norm_warp_kernel does (lane-strided float64 sum of squares, the same bits), rotates pairs with rope_kernel's
+// arithmetic (rope.cuh), and writes it out. It replaces copy_rows, rms_norm_offset, apply_rope, store_rows_bf16
+// and copy_rows_at: 14 launches a layer at the Flash-Next shape, whatever T is.
+#include "backend/cuda/rope.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kMaxSeg = 512;  // elements of a staged segment (HDp and the indexer head dim)
+
+struct PrepArgs {
+  const float* pr;
+  int64_t ld, T;
+  AttnPrepShape sh;
+  AttnPrepNorms norms;
+  RopeParams rope;
+  Positions pos;
+  SeqPos sp;
+  AttnPrepOut out;
+  int64_t segs;  // per token
+};
+
+enum class Seg { Query, Gate, Key, Value, IdxQuery, IdxKey };
+
+__global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
+  __shared__ float buf[kWarps][kMaxSeg];
+  detail::pdl_enter();
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const int64_t id = int64_t(blockIdx.x) * kWarps + warp;
+  if (id >= a.T * a.segs) return;  // the whole warp; only warp-level synchronisation below
+  const int64_t t = id / a.segs;
+  int64_t q = id % a.segs, h = 0;
+  const AttnPrepShape& s = a.sh;
+  Seg kind;
+  if (q < s.NH) kind = Seg::Query, h = q;
+  else if ((q -= s.NH) < s.NH) kind = Seg::Gate, h = q;
+  else if ((q -= s.NH) < s.KVH) kind = Seg::Key, h = q;
+  else if ((q -= s.KVH) < s.KVH) kind = Seg::Value, h = q;
+  else if ((q -= s.KVH) < s.IH) kind = Seg::IdxQuery, h = q;
+  else kind = Seg::IdxKey;
+
+  // Source in the projection row: [q | gate] per head, k, v, indexer queries, indexer key.
+  const float* row = a.pr + t * a.ld;
+  const int64_t QG = s.NH * 2 * s.HD, idx0 = QG + 2 * s.KVH * s.HD;
+  const float* src;
+  int64_t L;
+  const bf16* w = nullptr;
+  switch (kind) {
+    case Seg::Query: src = row + h * 2 * s.HD, L = s.HD, w = a.norms.q; break;
+    case Seg::Gate: src = row + h * 2 * s.HD + s.HD, L = s.HD; break;
+    case Seg::Key: src = row + QG + h * s.HD, L = s.HD, w = a.norms.k; break;
+    case Seg::Value: src = row + QG + s.KVH * s.HD + h * s.HD, L = s.HD; break;
+    case Seg::IdxQuery: src = row + idx0 + h * s.ID, L = s.ID, w = a.norms.idx_q; break;
+    default: src = row + idx0 + s.IH * s.ID, L = s.ID; break;
+  }
+  const bool norm = kind == Seg::Query || kind == Seg::Key || kind == Seg::IdxQuery;
+  float* v = buf[warp];
+  for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
+  if (norm) {
+    // norm_warp_kernel's Offset form: the same loop, sum and expression.
+    double ss = 0.0;
+#pragma unroll 4
+    for (int64_t i = lane; i < L; i += 32) ss += double(v[i]) * double(v[i]);
+    ss = detail::warp_sum(ss);
+    const float inv = 1.0f / sqrtf(float(ss / double(L)) + a.norms.eps);
+    for (int64_t i = lane; i < L; i += 32) v[i] = (v[i] * inv) * (1.0f + (w ? __bfloat162float(w[i]) : 0.0f));
+    __syncwarp();
+    const int64_t half = a.rope.rotary_dim / 2;
+    for (int64_t i = lane; i < half; i += 32) detail::rope_pair(v[i], v[i + half], i, t, a.rope, a.pos);
+  }
+  __syncwarp();
+
+  const int64_t row0 = (a.sp.dev ? *a.sp.dev : a.sp.bound) + t;  // cache row of this token
+  switch (kind) {
+    case Seg::Query: {
+      float* d = a.out.q + (t * s.NH + h) * s.HDp;
+      for (int64_t i = lane; i < s.HDp; i += 32) d[i] = i < L ? v[i] : 0.0f;
+      break;
+    }
+    case Seg::Gate: {
+      float* d = a.out.gate + (t * s.NH + h) * s.HD;
+      for (int64_t i = lane; i < L; i += 32) d[i] = v[i];
+      break;
+    }
+    case Seg::Key:
+    case Seg::Value: {
+      bf16* d = (kind == Seg::Key ? a.out.keys : a.out.values) + (row0 * s.KVH + h) * s.HDp;
+      for (int64_t i = lane; i < s.HDp; i += 32) d[i] = __float2bfloat16_rn(i < L ? v[i] : 0.0f);
+      break;
+    }
+    case Seg::IdxQuery: {
+      float* d = a.out.idx_q + (t * s.IH + h) * s.ID;
+      for (int64_t i = lane; i < L; i += 32) d[i] = v[i];
+      break;
+    }
+    default: {
+      float* d = a.out.idx_keys + row0 * s.ID;
+      for (int64_t i = lane; i < L; i += 32) d[i] = v[i];
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& sh,
+               const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out) {
+  detail::require(sh.NH > 0 && sh.KVH > 0 && sh.NH % sh.KVH == 0 && sh.HD > 0 && sh.HDp >= sh.HD && sh.IH >= 0 &&
+                      sh.ID >= 0 && (sh.IH == 0 || sh.ID > 0),
+                  "attn_prep: bad shape");
+  detail::require_supported(sh.HDp <= kMaxSeg && sh.ID <= kMaxSeg, "attn_prep: head dims above 512");
+  detail::require(rope.rotary_dim > 0 && rope.rotary_dim % 2 == 0 && rope.rotary_dim <= sh.HD &&
+                      (sh.IH == 0 || rope.rotary_dim <= sh.ID) && rope.inv_freq,
+                  "attn_prep: bad rope table");
+  detail::require(ld >= sh.NH * 2 * sh.HD + 2 * sh.KVH * sh.HD + (sh.IH + (sh.ID > 0 ? 1 : 0)) * sh.ID,
+                  "attn_prep: projection rows too short");
+  detail::require(pr && out.q && out.gate && out.keys && out.values && (sh.IH == 0 || out.idx_q) &&
+                      (sh.ID == 0 || out.idx_keys),
+                  "attn_prep: null operand");
+  if (T <= 0) return;
+  // Segments per token: queries, gates, keys, values, indexer queries, and the indexer key when there is one.
+  const int64_t segs = 2 * sh.NH + 2 * sh.KVH + sh.IH + (sh.ID > 0 ? 1 : 0);
+  detail::require(T * segs / kWarps < (int64_t(1) << 31), "attn_prep: too many rows");
+  const PrepArgs args{pr, ld, T, sh, norms, rope, pos, sp, out, segs};
+  detail::launch(ctx, attn_prep_kernel, unsigned((T * segs + kWarps - 1) / kWarps), kWarps * 32, 0, args);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ds4::cuda

@@ -1,0 +1,25 @@
+// One rotated pair of partial M-RoPE (cpu/rope.cpp), shared by apply_rope and attn_prep so that both rotate with
+// the same arithmetic: the pair's angle from the token's position on the frequency's axis, cos/sin in double
+// precision as the CPU takes them, rounded to float.
+#pragma once
+#include "backend/cuda/common.cuh"
+
+namespace ds4::cuda::detail {
+
+// Pair i (i < rotary_dim / 2) of token t: (a, b) = (x[i], x[i + rotary_dim / 2]) rotated in place.
+__device__ __forceinline__ void rope_pair(float& a, float& b, int64_t i, int64_t t, const RopeParams& rope,
+                                          const Positions& pos) {
+  int axis = 0;
+  if (i % 3 == 1 && i < rope.section[1] * 3) axis = 1;
+  else if (i % 3 == 2 && i < rope.section[2] * 3) axis = 2;
+  const int64_t p = pos.pos3 ? int64_t(pos.pos3[3 * t + axis]) : pos.pos0 + t;
+  const float f = rope.inv_freq[i] * float(p);
+  double s, c;
+  sincos(double(f), &s, &c);
+  const float cs = float(c), sn = float(s);
+  const float x = a, y = b;
+  a = x * cs - y * sn;
+  b = y * cs + x * sn;
+}
+
+}  // namespace ds4::cuda::detail
