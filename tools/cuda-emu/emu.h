@@ -1,21 +1,25 @@
-// CPU emulation of the CUDA execution model, enough for DS4's kernels (tools/cuda-emu/run.sh). Blocks run one
-// after another; the threads of a block are fibers on the calling OS thread, switched at barriers: __syncthreads
+// CPU emulation of the CUDA execution model, enough for DS4's kernels (tools/cuda-emu/run.sh). Clusters run one
+// after another (a launch without the cluster attribute: blocks of one), the blocks of a cluster together; every
+// thread of the cluster is a fiber on the calling OS thread, switched at barriers: __syncthreads, cluster.sync()
 // and the warp collectives (shuffles, ballots, votes, reductions, the bf16 mma.sync of gemv.cuh) wait for the
-// other threads of the block or warp; threads that return drop out of later barriers (as on the GPU). The order
-// is deterministic (thread order, or reversed with EMU_SCHEDULE=reverse). Reported: a full-mask warp collective
-// reached after some lanes of the warp returned (undefined on the GPU), a deadlock at barriers (abort), a fiber
-// stack overflow (guard page). Launches are checked against the device's limits (block size, grid size, dynamic
-// shared memory above 48 KiB only after cudaFuncSetAttribute); cudaLaunchKernelEx is a plain launch (its
-// attributes, programmatic dependent launch included, change nothing when each kernel runs to completion before
-// the next starts). Inline PTX is not available: kernels keep it under __CUDA_ARCH__ with a plain host path, or
-// (the mma) under #ifndef DS4_CUDA_EMU with an emu_ stand-in that computes the warp's product (the fragment
-// layout as the PTX ISA documents it; EmuSelfTest.* in emu_selftest.cpp checks it). Dynamic shared memory
-// starts as 0xFF bytes (NaN) in every block so a read of an unwritten slot shows (static __shared__ arrays keep
-// the previous block's contents). While a stream is being captured, launches, async copies and memsets are
+// other threads of the block, cluster or warp; threads that return drop out of later barriers (as on the GPU).
+// Each block has its own shared memory, dynamic and static (preprocess.py rewrites every __shared__ declaration
+// of the kernels and their headers to the running block's instance), so cluster.map_shared_rank gives the other
+// block's variable (include/cooperative_groups.h). The order is deterministic (thread order, or reversed with
+// EMU_SCHEDULE=reverse). Reported: a full-mask warp collective reached after some lanes of the warp returned
+// (undefined on the GPU), a deadlock at barriers (abort), a fiber stack overflow (guard page). Launches are
+// checked against the device's limits (block size, grid size, dynamic shared memory above 48 KiB only after
+// cudaFuncSetAttribute, a grid that is a whole number of clusters of at most 8 blocks); cudaLaunchKernelEx takes
+// the cluster dimension attribute and ignores the others (programmatic dependent launch changes nothing when
+// each kernel runs to completion before the next starts). Inline PTX is not available: kernels keep it under
+// __CUDA_ARCH__ with a plain host path, or (the mma) under #ifndef DS4_CUDA_EMU with an emu_ stand-in that
+// computes the warp's product (the fragment layout as the PTX ISA documents it; EmuSelfTest.* in
+// emu_selftest.cpp checks it, and the clusters). Shared memory starts as 0xFF bytes (NaN) in every block so a
+// read of an unwritten slot shows. While a stream is being captured, launches, async copies and memsets are
 // recorded and replayed by cudaGraphLaunch (emu_runtime.h). What it cannot tell: speed, and anything that
-// depends on real warp scheduling or on the GPU's memory model beyond barriers (a kernel that spins on another
-// block's flag would hang: blocks do not run concurrently). Launches come from one host thread at a time (the
-// tests have one).
+// depends on real warp scheduling or on the GPU's memory model beyond barriers (a kernel that spins on a flag of
+// a block outside its cluster would hang: only a cluster's blocks run concurrently). Launches come from one
+// host thread at a time (the tests have one).
 #pragma once
 // Set in every file the emulator compiles (emu.h is force-included): the kernels' host-only stand-ins for inline
 // PTX are under #ifdef DS4_CUDA_EMU, so nvcc never sees them.
@@ -95,6 +99,7 @@ struct Fiber {
   int wait_index = 0;
   bool done = false;
   int tlin = 0;
+  int rank = 0;  // the block's rank in its cluster
   uint3 tidx{}, bidx{};
 };
 
@@ -110,6 +115,12 @@ struct Sched {
 };
 inline Sched sched;
 inline thread_local int tlin = 0;
+struct Block;
+inline thread_local Block* blk = nullptr;  // the block of the running fiber
+inline thread_local int blk_rank = 0;       // its rank in the cluster
+struct Launch;
+inline Launch* current = nullptr;
+Block* block_of_rank(int rank);
 constexpr size_t kFiberStack = size_t(1) << 20;
 
 inline void switch_to_main(bool finished) {
@@ -199,6 +210,8 @@ inline void run_fibers(int n) {
       f.wait_on = nullptr;
       sched.cur = i;
       tlin = f.tlin;
+      blk_rank = f.rank;
+      blk = block_of_rank(f.rank);
       threadIdx = f.tidx;
       blockIdx = f.bidx;
 #if defined(__SANITIZE_ADDRESS__)
@@ -258,24 +271,54 @@ struct Barrier {
   int live() const { return expected; }
 };
 
-struct Launch {
-  dim3 grid, block;
-  int nthreads = 0;
+// One block of the cluster being run: its barriers, exchange slots and shared memory.
+struct Block {
+  uint3 idx{};
   Barrier block_bar;
   std::vector<Barrier> warp_bars;
-  std::vector<uint64_t> slots;                 // per thread exchange slot (shuffles, ballots, block votes)
-  std::vector<uint32_t> mma_ab;                // per thread: the mma's a0..a3, b0, b1
-  std::vector<float> mma_c;                    // per thread: the mma's c0..c3 in, d0..d3 out
-  std::vector<uint64_t> mma_done;              // per warp: the warp barrier generation whose mma is computed
-  std::vector<char> alive;                     // per thread: has not returned from the current block
-  std::vector<unsigned char> dyn;
+  std::vector<uint64_t> slots;     // per thread exchange slot (shuffles, ballots, block votes)
+  std::vector<uint32_t> mma_ab;    // per thread: the mma's a0..a3, b0, b1
+  std::vector<float> mma_c;        // per thread: the mma's c0..c3 in, d0..d3 out
+  std::vector<uint64_t> mma_done;  // per warp: the warp barrier generation whose mma is computed
+  std::vector<char> alive;         // per thread: has not returned from the current block
+  std::vector<unsigned char> dyn;  // dynamic shared memory
+  // Static __shared__ variables (preprocess.py turns each declaration into block_shared): one instance per
+  // block, made at the first thread's declaration (or map_shared_rank from another block of the cluster).
+  struct Static {
+    const void* tag;
+    size_t size;
+    unsigned char* p;
+  };
+  std::vector<Static> statics;
+  Block() = default;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  ~Block() {
+    for (auto& v : statics) std::free(v.p);
+  }
+  unsigned char* shared_var(const void* tag, size_t size) {
+    for (auto& v : statics)
+      if (v.tag == tag) return v.p;
+    void* p = std::aligned_alloc(256, (size + 255) & ~size_t(255));
+    std::memset(p, 0xFF, size);  // uninitialised shared memory reads as NaN / -1
+    statics.push_back({tag, size, static_cast<unsigned char*>(p)});
+    return statics.back().p;
+  }
+};
+
+struct Launch {
+  dim3 grid, block, cluster{1, 1, 1};
+  int nthreads = 0;  // per block
+  int nblocks = 1;   // per cluster
+  std::vector<std::unique_ptr<Block>> blocks;  // by rank in the cluster
+  Barrier cluster_bar;                          // cluster.sync(): every live thread of the cluster
   bool warned = false;
 };
-inline Launch* current = nullptr;
+inline Block* block_of_rank(int rank) { return current->blocks[size_t(rank)].get(); }
 
-inline void* dyn_smem() { return current->dyn.data(); }
-inline void syncthreads() { current->block_bar.wait(); }
-inline void syncwarp() { current->warp_bars[size_t(tlin / 32)].wait(); }
+inline void* dyn_smem() { return blk->dyn.data(); }
+inline void syncthreads() { blk->block_bar.wait(); }
+inline void syncwarp() { blk->warp_bars[size_t(tlin / 32)].wait(); }
 inline int lane_id() { return tlin & 31; }
 inline int warp_size_here() { return std::min(32, current->nthreads - (tlin & ~31)); }
 
@@ -284,7 +327,7 @@ inline int warp_size_here() { return std::min(32, current->nthreads - (tlin & ~3
 // collective's first barrier, when every lane of the warp has either arrived or returned.
 inline void check_full_warp(unsigned mask, const char* what) {
   if (mask != 0xffffffffu || warp_size_here() != 32) return;
-  if (current->warp_bars[size_t(tlin / 32)].live() < 32 && !current->warned) {
+  if (blk->warp_bars[size_t(tlin / 32)].live() < 32 && !current->warned) {
     current->warned = true;
     std::fprintf(stderr, "EMU: %s with mask 0xffffffff in block (%u,%u,%u) warp %d after some of its lanes returned\n",
                  what, blockIdx.x, blockIdx.y, blockIdx.z, tlin / 32);
@@ -297,11 +340,11 @@ T shfl_from(unsigned mask, T v, Src src, const char* what) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
   uint64_t u = 0;
   std::memcpy(&u, &v, sizeof(T));
-  current->slots[size_t(tlin)] = u;
+  blk->slots[size_t(tlin)] = u;
   syncwarp();
   check_full_warp(mask, what);
   const int s = src(lane_id());
-  if (s >= 0 && s < warp_size_here()) u = current->slots[size_t((tlin & ~31) + s)];
+  if (s >= 0 && s < warp_size_here()) u = blk->slots[size_t((tlin & ~31) + s)];
   syncwarp();
   T r;
   std::memcpy(&r, &u, sizeof(T));
@@ -311,15 +354,15 @@ T shfl_from(unsigned mask, T v, Src src, const char* what) {
 // The values of every live lane of the warp combined by f (`missing` when there is none).
 template <class T, class F>
 T warp_reduce(unsigned mask, T v, T missing, F f, const char* what) {
-  current->slots[size_t(tlin)] = uint64_t(v);
+  blk->slots[size_t(tlin)] = uint64_t(v);
   syncwarp();
   check_full_warp(mask, what);
   const int base = tlin & ~31, n = warp_size_here();
   T r = missing;
   bool first = true;
   for (int l = 0; l < n; l++) {
-    if (!current->alive[size_t(base + l)]) continue;
-    const T x = T(current->slots[size_t(base + l)]);
+    if (!blk->alive[size_t(base + l)]) continue;
+    const T x = T(blk->slots[size_t(base + l)]);
     r = first ? x : f(r, x);
     first = false;
   }
@@ -328,29 +371,29 @@ T warp_reduce(unsigned mask, T v, T missing, F f, const char* what) {
 }
 
 inline unsigned ballot(unsigned mask, bool p) {
-  current->slots[size_t(tlin)] = p;
+  blk->slots[size_t(tlin)] = p;
   syncwarp();
   check_full_warp(mask, "__ballot_sync");
   unsigned m = 0;
   const int base = tlin & ~31, n = warp_size_here();
   for (int l = 0; l < n; l++)
-    if (current->alive[size_t(base + l)] && current->slots[size_t(base + l)]) m |= 1u << l;
+    if (blk->alive[size_t(base + l)] && blk->slots[size_t(base + l)]) m |= 1u << l;
   syncwarp();
   return m;
 }
 
 // __syncthreads_count: the number of live threads of the block whose predicate is true (all threads wait).
 inline int block_count(bool p) {
-  current->slots[size_t(tlin)] = p;
+  blk->slots[size_t(tlin)] = p;
   syncthreads();
   int c = 0;
-  for (int t = 0; t < current->nthreads; t++) c += current->alive[size_t(t)] && current->slots[size_t(t)];
+  for (int t = 0; t < current->nthreads; t++) c += blk->alive[size_t(t)] && blk->slots[size_t(t)];
   syncthreads();
   return c;
 }
 inline int block_live() {
   int c = 0;
-  for (int t = 0; t < current->nthreads; t++) c += current->alive[size_t(t)];
+  for (int t = 0; t < current->nthreads; t++) c += blk->alive[size_t(t)];
   return c;
 }
 
@@ -367,27 +410,36 @@ inline int smem_limit(const void* k) {
   return 48 * 1024;
 }
 
-// Runs every block of a grid, one after another, each as one fiber per CUDA thread.
+// Runs the clusters of a grid one after another; the blocks of a cluster (one block without a cluster launch)
+// run together, one fiber per CUDA thread of each, so that cluster.sync() and map_shared_rank work.
 template <class... P>
-void run_grid(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, const std::tuple<P...>& targs) {
+void run_grid(void (*kernel)(P...), dim3 grid, dim3 block, dim3 cluster, size_t smem, const std::tuple<P...>& targs) {
   const int nthreads = int(block.x * block.y * block.z);
+  const int nblocks = int(cluster.x * cluster.y * cluster.z);
   Launch L;
   L.grid = grid;
   L.block = block;
+  L.cluster = cluster;
   L.nthreads = nthreads;
-  L.block_bar.what = "__syncthreads";
+  L.nblocks = nblocks;
+  L.cluster_bar.what = "cluster.sync";
   const int nwarps = (nthreads + 31) / 32;
-  L.warp_bars = std::vector<Barrier>(size_t(nwarps));
-  for (int w = 0; w < nwarps; w++) L.warp_bars[size_t(w)].what = "warp collective of warp", L.warp_bars[size_t(w)].index = w;
-  L.slots.assign(size_t(nthreads), 0);
-  L.mma_ab.assign(size_t(nthreads) * 6, 0);
-  L.mma_c.assign(size_t(nthreads) * 4, 0.0f);
-  L.mma_done.assign(size_t(nwarps), 0);
-  L.alive.assign(size_t(nthreads), 1);
-  L.dyn.assign(smem ? smem : 1, 0xFF);  // uninitialised shared memory reads as NaN / -1
   if (current || sched.cur >= 0) {
     std::fprintf(stderr, "EMU: a launch from inside a kernel\n");
     std::abort();
+  }
+  for (int r = 0; r < nblocks; r++) {
+    L.blocks.push_back(std::make_unique<Block>());
+    Block& B = *L.blocks.back();
+    B.block_bar.what = "__syncthreads";
+    B.warp_bars = std::vector<Barrier>(size_t(nwarps));
+    for (int w = 0; w < nwarps; w++) B.warp_bars[size_t(w)].what = "warp collective of warp", B.warp_bars[size_t(w)].index = w;
+    B.slots.assign(size_t(nthreads), 0);
+    B.mma_ab.assign(size_t(nthreads) * 6, 0);
+    B.mma_c.assign(size_t(nthreads) * 4, 0.0f);
+    B.mma_done.assign(size_t(nwarps), 0);
+    B.alive.assign(size_t(nthreads), 1);
+    B.dyn.assign(smem ? smem : 1, 0xFF);
   }
   current = &L;
   blockDim = block;
@@ -400,29 +452,68 @@ void run_grid(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, const st
   sched.body = [](void* p) {
     const Body& b = *static_cast<const Body*>(p);
     std::apply(b.kernel, *b.args);
-    b.L->alive[size_t(tlin)] = 0;
-    b.L->block_bar.drop();
-    b.L->warp_bars[size_t(tlin / 32)].drop();
+    blk->alive[size_t(tlin)] = 0;
+    blk->block_bar.drop();
+    blk->warp_bars[size_t(tlin / 32)].drop();
+    b.L->cluster_bar.drop();
   };
   sched.arg = &body;
-  ensure_fibers(nthreads);
-  for (unsigned bz = 0; bz < grid.z; bz++)
-    for (unsigned by = 0; by < grid.y; by++)
-      for (unsigned bx = 0; bx < grid.x; bx++) {
-        L.block_bar.reset(nthreads);
-        for (int w = 0; w < nwarps; w++) L.warp_bars[size_t(w)].reset(std::min(32, nthreads - 32 * w));
-        std::fill(L.alive.begin(), L.alive.end(), 1);
-        std::fill(L.dyn.begin(), L.dyn.end(), 0xFF);
-        for (int t = 0; t < nthreads; t++) {
-          Fiber& f = sched.fibers[size_t(t)];
-          fiber_init(f);
-          f.tlin = t;
-          f.tidx = uint3{unsigned(t) % block.x, unsigned(t) / block.x % block.y, unsigned(t) / (block.x * block.y)};
-          f.bidx = uint3{bx, by, bz};
+  const int nfib = nthreads * nblocks;
+  ensure_fibers(nfib);
+  for (unsigned cz = 0; cz < grid.z; cz += cluster.z)
+    for (unsigned cy = 0; cy < grid.y; cy += cluster.y)
+      for (unsigned cx = 0; cx < grid.x; cx += cluster.x) {
+        L.cluster_bar.reset(nfib);
+        for (int r = 0; r < nblocks; r++) {
+          Block& B = *L.blocks[size_t(r)];
+          // Rank order within the cluster: x fastest (as %cluster_ctarank).
+          B.idx = uint3{cx + unsigned(r) % cluster.x, cy + unsigned(r) / cluster.x % cluster.y,
+                        cz + unsigned(r) / (cluster.x * cluster.y)};
+          B.block_bar.reset(nthreads);
+          for (int w = 0; w < nwarps; w++) B.warp_bars[size_t(w)].reset(std::min(32, nthreads - 32 * w));
+          std::fill(B.alive.begin(), B.alive.end(), 1);
+          std::fill(B.dyn.begin(), B.dyn.end(), 0xFF);
+          for (auto& v : B.statics) std::free(v.p);
+          B.statics.clear();
+          for (int t = 0; t < nthreads; t++) {
+            Fiber& f = sched.fibers[size_t(r * nthreads + t)];
+            fiber_init(f);
+            f.tlin = t;
+            f.rank = r;
+            f.tidx = uint3{unsigned(t) % block.x, unsigned(t) / block.x % block.y, unsigned(t) / (block.x * block.y)};
+            f.bidx = B.idx;
+          }
         }
-        run_fibers(nthreads);
+        run_fibers(nfib);
       }
   current = nullptr;
+  blk = nullptr;
+}
+
+// A static __shared__ variable of the running block (preprocess.py: `__shared__ T x[N];` becomes
+// `static char emu_tag_x; T (&x)[N] = ::emu::block_shared<T[N]>(&emu_tag_x);`).
+template <class T>
+T& block_shared(const void* tag) {
+  return *reinterpret_cast<T*>(blk->shared_var(tag, sizeof(T)));
+}
+
+// cluster.map_shared_rank: the address in block `rank`'s shared memory of the variable p points into in this
+// block's (static __shared__ or dynamic).
+template <class T>
+T* map_shared_rank(T* p, unsigned rank) {
+  if (rank >= unsigned(current->nblocks)) {
+    std::fprintf(stderr, "EMU: map_shared_rank to rank %u of a cluster of %d blocks\n", rank, current->nblocks);
+    std::abort();
+  }
+  Block& other = *current->blocks[rank];
+  const auto* c = reinterpret_cast<const unsigned char*>(p);
+  if (c >= blk->dyn.data() && c < blk->dyn.data() + blk->dyn.size())
+    return reinterpret_cast<T*>(other.dyn.data() + (c - blk->dyn.data()));
+  for (auto& v : blk->statics)
+    if (c >= v.p && c < v.p + v.size)
+      return reinterpret_cast<T*>(other.shared_var(v.tag, v.size) + (c - v.p));
+  std::fprintf(stderr, "EMU: map_shared_rank of an address that is not in the block's shared memory\n");
+  std::abort();
 }
 
 template <class... P>
@@ -430,6 +521,7 @@ struct Launcher {
   void (*kernel)(P...);
   dim3 grid, block;
   size_t smem;
+  dim3 cluster{1, 1, 1};
   // Checks the configuration, then runs the grid (or records it while a stream capture is in progress).
   // Returns the cudaError_t, also left for cudaGetLastError as the runtime does.
   template <class... A>
@@ -437,14 +529,15 @@ struct Launcher {
     const long nthreads = long(block.x) * block.y * block.z;
     if (nthreads < 1 || nthreads > 1024 || block.z > 64 || grid.y > 65535 || grid.z > 65535 || grid.x < 1 ||
         grid.y < 1 || grid.z < 1 || long(smem) > smem_limit(reinterpret_cast<const void*>(kernel)) ||
-        smem > 227 * 1024) {
-      std::fprintf(stderr, "EMU: invalid launch grid(%u,%u,%u) block(%u,%u,%u) smem %zu\n", grid.x, grid.y, grid.z,
-                   block.x, block.y, block.z, smem);
+        smem > 227 * 1024 || cluster.x < 1 || cluster.y < 1 || cluster.z < 1 || grid.x % cluster.x ||
+        grid.y % cluster.y || grid.z % cluster.z || cluster.x * cluster.y * cluster.z > 8) {
+      std::fprintf(stderr, "EMU: invalid launch grid(%u,%u,%u) block(%u,%u,%u) cluster(%u,%u,%u) smem %zu\n", grid.x,
+                   grid.y, grid.z, block.x, block.y, block.z, cluster.x, cluster.y, cluster.z, smem);
       last_error = 1;  // cudaErrorInvalidValue
       return 1;
     }
     std::tuple<P...> targs(std::forward<A>(args)...);  // converted to the parameter types, as the runtime does
-    enqueue([k = kernel, g = grid, b = block, s = smem, targs] { run_grid(k, g, b, s, targs); });
+    enqueue([k = kernel, g = grid, b = block, c = cluster, s = smem, targs] { run_grid(k, g, b, c, s, targs); });
     return 0;
   }
   template <class... A>
@@ -511,21 +604,21 @@ __attribute__((optimize("O2"), no_sanitize("address", "undefined"))) inline void
 inline void mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                            uint32_t b1) {
   const int w = tlin / 32, base = tlin & ~31;
-  uint32_t* ab = &current->mma_ab[size_t(6 * tlin)];
+  uint32_t* ab = &blk->mma_ab[size_t(6 * tlin)];
   ab[0] = a0, ab[1] = a1, ab[2] = a2, ab[3] = a3, ab[4] = b0, ab[5] = b1;
-  float* cd = &current->mma_c[size_t(4 * tlin)];
+  float* cd = &blk->mma_c[size_t(4 * tlin)];
   for (int i = 0; i < 4; i++) cd[i] = c[i];
   syncwarp();
-  const Barrier& bar = current->warp_bars[size_t(w)];
-  if (current->mma_done[size_t(w)] != bar.gen) {  // the first lane on (generations only grow during a launch)
+  const Barrier& bar = blk->warp_bars[size_t(w)];
+  if (blk->mma_done[size_t(w)] != bar.gen) {  // the first lane on (generations only grow during a launch)
     // Checked here, before any lane goes on: later a lane that went on may have returned from the kernel.
     if (warp_size_here() != 32 || bar.live() != 32) {
       std::fprintf(stderr, "EMU: mma.sync needs all 32 lanes of the warp (block (%u,%u,%u) warp %d)\n", blockIdx.x,
                    blockIdx.y, blockIdx.z, w);
       std::abort();
     }
-    mma_warp(&current->mma_ab[size_t(6 * base)], &current->mma_c[size_t(4 * base)]);
-    current->mma_done[size_t(w)] = bar.gen;
+    mma_warp(&blk->mma_ab[size_t(6 * base)], &blk->mma_c[size_t(4 * base)]);
+    blk->mma_done[size_t(w)] = bar.gen;
   }
   for (int i = 0; i < 4; i++) c[i] = cd[i];
 }
@@ -660,9 +753,14 @@ inline void emu_mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t
   ::emu::mma_bf16_16816(c, a0, a1, a2, a3, b0, b1);
 }
 
-// cudaLaunchKernelEx (C++ form): a plain launch; the attributes (programmatic stream serialization) are ignored.
+// cudaLaunchKernelEx (C++ form): the cluster dimension attribute makes a cluster launch (the portable sizes, at
+// most 8 blocks); the others (programmatic stream serialization) change nothing when each kernel runs to
+// completion before the next starts.
 template <class... P, class... A>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* cfg, void (*kernel)(P...), A&&... args) {
-  return cudaError_t(::emu::launcher(kernel, cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes)
-                         .launch(std::forward<A>(args)...));
+  auto l = ::emu::launcher(kernel, cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes);
+  for (unsigned i = 0; i < cfg->numAttrs; i++)
+    if (cfg->attrs[i].id == cudaLaunchAttributeClusterDimension)
+      l.cluster = dim3(cfg->attrs[i].val.clusterDim.x, cfg->attrs[i].val.clusterDim.y, cfg->attrs[i].val.clusterDim.z);
+  return cudaError_t(l.launch(std::forward<A>(args)...));
 }

@@ -1,6 +1,7 @@
 // Self-checks of the CUDA emulator (tools/cuda-emu), linked into its test binary only (EmuSelfTest.*): the
 // warp-wide mma stand-in against a plain matrix product with the operands placed as the PTX ISA documents the
 // m16n8k16 fragments, and the warp and block collectives against what they are defined to return.
+#include <cooperative_groups.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,6 +110,55 @@ TEST(EmuSelfTest, AtomicsAcrossBlocks) {
   ::emu::launcher(counter_kernel, dim3(5), dim3(64))(&counter, &last);
   EXPECT_EQ(counter, 5);
   EXPECT_EQ(last, 4);
+}
+
+// A thread-block cluster: the blocks of a cluster run together (each waits at cluster.sync() for the others)
+// and each reads the others' shared memory, static and dynamic, through map_shared_rank. This file is not
+// rewritten by preprocess.py, so the static __shared__ variable is spelled as the rewrite spells it.
+void cluster_kernel(int* out) {
+  namespace cg = cooperative_groups;
+  static char emu_tag_v;
+  int(&v)[2] = ::emu::block_shared<int[2]>(&emu_tag_v);
+  int* dyn = reinterpret_cast<int*>(::emu::dyn_smem());
+  const cg::cluster_group cluster = cg::this_cluster();
+  const unsigned r = cluster.block_rank();
+  if (threadIdx.x == 0) {
+    v[1] = int(100 * blockIdx.y + blockIdx.x);
+    dyn[3] = int(1000 + r);
+  }
+  cluster.sync();
+  if (threadIdx.x < cluster.num_blocks()) {
+    const unsigned o = threadIdx.x;
+    out[(blockIdx.y * gridDim.x + blockIdx.x) * 8 + o] = cluster.map_shared_rank(&v[1], o)[0] +
+                                                         10000 * (cluster.map_shared_rank(dyn, o)[3] - 1000);
+  }
+  cluster.sync();  // no block leaves while another still reads its shared memory
+}
+
+TEST(EmuSelfTest, Cluster) {
+  std::vector<int> out(8 * 2 * 8, -1);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 4;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(8, 2);
+  cfg.blockDim = dim3(64);
+  cfg.dynamicSmemBytes = 64;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  ASSERT_EQ(cudaLaunchKernelEx(&cfg, cluster_kernel, out.data()), cudaSuccess);
+  for (int by = 0; by < 2; by++)
+    for (int bx = 0; bx < 8; bx++)
+      for (int o = 0; o < 8; o++) {
+        const int got = out[size_t((by * 8 + bx) * 8 + o)];
+        if (o >= 4) EXPECT_EQ(got, -1);
+        else EXPECT_EQ(got, 100 * by + (bx & ~3) + o + 10000 * o) << bx << " " << by << " " << o;
+      }
+  cfg.gridDim = dim3(6, 2);  // not a multiple of the cluster size: refused
+  EXPECT_NE(cudaLaunchKernelEx(&cfg, cluster_kernel, out.data()), cudaSuccess);
+  ::emu::last_error = 0;  // cudaGetLastError
 }
 
 }  // namespace

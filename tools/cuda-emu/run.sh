@@ -31,12 +31,19 @@ mkdir -p "$out/gen" "$out/obj"
 njobs="${EMU_JOBS:-$(nproc)}"  # parallel compiles (EMU_JOBS=1 on a shared machine)
 cmake --build "$build" --target ds4_core -j "$njobs" >/dev/null
 flags=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -pthread -Wno-deprecated-declarations
-       -DDS4_SOURCE_DIR="\"$root\"" -I"$emu/include" -I"$root/src" -I"$root/tests" -I"$root/tests_cuda" -I"$cuda_inc")
+       -DDS4_SOURCE_DIR="\"$root\"" -I"$emu/include" -I"$out/gen-inc" -I"$root/src" -I"$root/tests" -I"$root/tests_cuda" -I"$cuda_inc")
 objs=()
 failed="$out/failed"
 rm -f "$failed"
+# The kernel headers get the same rewrite (static __shared__ variables inside them): gen-inc comes before src.
+mkdir -p "$out/gen-inc/backend/cuda"
+for f in "$root"/src/backend/cuda/*.cuh; do
+  g="$out/gen-inc/backend/cuda/$(basename "$f")"
+  python3 "$emu/preprocess.py" "$f" "$g.new"
+  cmp -s "$g.new" "$g" 2>/dev/null && rm "$g.new" || mv "$g.new" "$g"
+done
 # Any header change rebuilds everything (coarse, but the set is small).
-newest_header="$(ls -t "$root"/src/backend/cuda/*.h "$root"/src/backend/cuda/*.cuh "$root"/tests_cuda/*.h "$emu"/emu.h \
+newest_header="$(ls -t "$root"/src/backend/cuda/*.h "$out"/gen-inc/backend/cuda/*.cuh "$root"/tests_cuda/*.h "$emu"/emu.h \
   "$emu"/include/*.h | head -1)"
 compile() {  # source object
   if [ ! -f "$2" ] || [ "$1" -nt "$2" ] || [ "$newest_header" -nt "$2" ]; then
