@@ -2,21 +2,23 @@
 # Runs the GPU tests (tests_cuda/) on the CPU through a CUDA emulator, for checking kernel logic on a machine
 # without a GPU: every .cu of src/backend/cuda is rewritten to host C++ (preprocess.py), compiled against fake
 # runtime, cuBLAS(Lt) and WMMA headers (include/) with AddressSanitizer and UndefinedBehaviorSanitizer, and run
-# with one fiber per CUDA thread, the blocks one after another (emu.h). Silent about speed; the GPU run
-# (tools/gpu/run.sh) remains the judge. Needs nvcc's headers (/usr/local/cuda/include), no GPU.
-# State (2026-11-30, two shared cores, nice 19): every op test passes, in both schedules (below): linear/GEMV,
-# MoE (routing, decode, shared expert, grouped GEMM), hyper-connection, top-k, norms, gated delta, conv1d,
-# attention, elementwise, rope, PLE, QSA, errors. About 10 minutes in all, 8 of them in the Flash-Next-sized
+# with one fiber per CUDA thread, the clusters one after another and the blocks of a cluster together (emu.h).
+# Silent about speed; the GPU run (tools/gpu/run.sh) remains the judge. Needs nvcc's headers
+# (/usr/local/cuda/include), no GPU.
+# State (2026-11-30, main 5720b7a merged, two shared cores, nice 19): the GDN recurrent step's cluster kernel
+# (RecurrentFused, clusters of up to 8 blocks), attn_prep, conv1d, the fused hyper-connection mix and the
+# linear/GEMV tests pass in both schedules (below); removing either cluster.sync() of gdn_recurrent_fused_kernel
+# fails the test or aborts (a read of a block that has exited). The qwen4 text_f32 model fixture
+# ('Fixtures/CudaModel.*/0', VerificationRowsEqualDecodeRows included) passes in about 75 s (DraftHead skips: no
+# MTP head). Not rerun since the merge: the other op suites (MoE, top-k, attention, ...) and fixtures /1../3.
+# Before the merge (d92fa01) every op test passed, about 10 minutes in all, 8 of them in the Flash-Next-sized
 # MoE cases (Shapes/CudaMoe*, gigabytes of expert weights filled and compared on the host: page faults and
-# memset, not emulation); '-*CudaModel.*:Shapes/CudaMoeShared.*' takes under two minutes. A full rebuild
-# (any header) takes about six minutes with EMU_JOBS=1. EmuSelfTest.* checks the emulator itself (the mma
-# fragment layout, the collectives, atomics across blocks). Model tests (Fixtures/CudaModel.*): the qwen4
-# fixtures (/0../2) pass in 10-30 s a test (DraftHead skips: no MTP head); tiny-flash-next (/3) is slow:
-# LogitsMatch passes in 2.5 min, ShortChunks in about 14 min (loaded machine), DraftHead and GraphsEager were
-# not run to the end.
+# memset, not emulation); tiny-flash-next (/3) is slow: LogitsMatch 2.5 min, ShortChunks about 14 min.
+# A full rebuild (any header) takes about ten minutes with EMU_JOBS=1. EmuSelfTest.* checks the emulator itself
+# (the mma fragment layout, the collectives, atomics across blocks, clusters).
 #   bash tools/cuda-emu/run.sh ['gtest filter']      e.g. 'CudaTopk*:Shapes/CudaAttention*'
 # Parameterised suites carry a prefix (Shapes/, Fixtures/): '-*CudaModel.*' leaves the model tests out.
-# EMU_SCHEDULE=reverse resumes the threads of a block in the opposite order (a missing barrier shows either way
+# EMU_SCHEDULE=reverse resumes the threads (of a cluster) in the opposite order (a missing barrier shows either way
 # round); EMU_NO_LT=1 makes the fake cuBLASLt find no algorithm (the cuBLAS fallback); EMU_JOBS=n compiles at
 # most n files at a time (default: the number of cores).
 set -euo pipefail

@@ -28,12 +28,22 @@ class cluster_group {
   dim3 dim_blocks() const { return ::emu::current->cluster; }
   unsigned num_threads() const { return num_blocks() * unsigned(::emu::current->nthreads); }
   unsigned thread_rank() const { return block_rank() * unsigned(::emu::current->nthreads) + unsigned(::emu::tlin); }
+  // The other block's variable; reading the shared memory of a block that has exited is undefined on the GPU
+  // (the kernel needs a cluster.sync() before its blocks return), and aborts here: a fiber reads what it maps
+  // before the next switch, so a block with no live thread left at the mapping has exited before the read.
   template <class T>
   T* map_shared_rank(T* addr, unsigned rank) const {
-    return ::emu::map_shared_rank(addr, rank);
+    T* p = ::emu::map_shared_rank(addr, rank);
+    const ::emu::Block& b = *::emu::current->blocks[rank];
+    bool live = false;
+    for (char a : b.alive) live = live || a;
+    if (!live) {
+      std::fprintf(stderr, "EMU: map_shared_rank in block (%u,%u,%u) to rank %u, a block that has exited\n", blockIdx.x,
+                   blockIdx.y, blockIdx.z, rank);
+      std::abort();
+    }
+    return p;
   }
-  // Whether this thread's block has the rank (in the cluster) of the block of shared memory address p.
-  static constexpr bool is_valid() { return true; }
 };
 inline cluster_group this_cluster() { return {}; }
 
