@@ -10,10 +10,11 @@
 # linear/GEMV tests pass in both schedules (below); removing either cluster.sync() of gdn_recurrent_fused_kernel
 # fails the test or aborts (a read of a block that has exited). The qwen4 text_f32 model fixture
 # ('Fixtures/CudaModel.*/0', VerificationRowsEqualDecodeRows included) passes in about 75 s (DraftHead skips: no
-# MTP head). Not rerun since the merge: the other op suites (MoE, top-k, attention, ...) and fixtures /1../3.
-# Before the merge (d92fa01) every op test passed, about 10 minutes in all, 8 of them in the Flash-Next-sized
-# MoE cases (Shapes/CudaMoe*, gigabytes of expert weights filled and compared on the host: page faults and
-# memset, not emulation); tiny-flash-next (/3) is slow: LogitsMatch 2.5 min, ShortChunks about 14 min.
+# MTP head). Every op test passes (after the merge, forward schedule: '-*CudaModel.*:Shapes/CudaMoeShared.*'
+# 103 tests in 2.5 min, 'Shapes/CudaMoeShared.*' in 4 min); fixtures /1../3 not rerun since the merge. Most of
+# the time goes to the Flash-Next-sized MoE cases (Shapes/CudaMoe*, gigabytes of expert weights filled and
+# compared on the host: page faults and memset, not emulation). Before the merge tiny-flash-next (/3) was slow:
+# LogitsMatch 2.5 min, ShortChunks about 14 min.
 # A full rebuild (any header) takes about ten minutes with EMU_JOBS=1. EmuSelfTest.* checks the emulator itself
 # (the mma fragment layout, the collectives, atomics across blocks, clusters).
 #   bash tools/cuda-emu/run.sh ['gtest filter']      e.g. 'CudaTopk*:Shapes/CudaAttention*'
