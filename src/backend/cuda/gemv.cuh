@@ -52,10 +52,14 @@ __device__ __forceinline__ void split3(float x0, float x1, uint32_t& hi, uint32_
 // c[16x8] += A[16x16] * B[16x8], bf16 operands, float32 accumulation.
 __device__ __forceinline__ void mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
                                                uint32_t b0, uint32_t b1) {
+#ifndef DS4_CUDA_EMU
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else  // CPU emulator only (tools/cuda-emu, never nvcc): its warp-wide stand-in of the same instruction (emu.h)
+  emu_mma_bf16_16816(c, a0, a1, a2, a3, b0, b1);
+#endif
 }
 
 // The activations of one lane's step split into bf16 terms: [term][register], term 0 = hi.
