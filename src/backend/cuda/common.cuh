@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
@@ -110,20 +111,30 @@ inline bool pdl_enabled() {
   return on;
 }
 
-// kernel<<<grid, block, smem, ctx.stream()>>>(args...) with the programmatic-serialization attribute.
+// kernel<<<grid, block, smem, ctx.stream()>>>(args...) with the programmatic-serialization attribute, and with
+// cluster_x > 0 in thread-block clusters of cluster_x blocks along x (grid.x a multiple of it).
 template <typename... KArgs, typename... Args>
-inline void launch(const Context& ctx, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, Args&&... args) {
-  cudaLaunchAttribute attr[1];
+inline void launch_in_clusters(const Context& ctx, unsigned cluster_x, void (*kernel)(KArgs...), dim3 grid, dim3 block,
+                               size_t smem, Args&&... args) {
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = cluster_x;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = ctx.stream();
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = cluster_x > 0 ? 2 : 1;
   DS4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<KArgs>(args)...));
+}
+template <typename... KArgs, typename... Args>
+inline void launch(const Context& ctx, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, Args&&... args) {
+  launch_in_clusters(ctx, 0, kernel, grid, block, smem, std::forward<Args>(args)...);
 }
 
 // ----- launch helpers -----

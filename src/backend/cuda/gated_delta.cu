@@ -20,6 +20,49 @@ constexpr int kWarps = kThreads / 32;
 // call: each token costs one pass over registers and two 8-way cross-warp reductions through shared memory,
 // and the state crosses HBM once per call (read at the start, written at the end). MAXR = ceil(dk / 8).
 // ---------------------------------------------------------------------------------------------------------
+// One token of the recurrence for the block's column j = lane of its tile, shared by delta_recurrent_kernel and
+// gdn_recurrent_fused_kernel: S <- S * decay; delta_j = (v_j - sum_a S[a][j] k_a) * b; S <- S + k ⊗ delta;
+// o_j = sum_a S[a][j] q_a. Thread (wi, lane) holds S[wi + 8 r][j] in s[r]; qs, ks hold the token's q and k (the
+// caller's barrier before the call publishes them); red is [kWarps][32] scratch. The 8-warp sums go through red
+// in warp order. Returns o_j in warp 0 (other warps: their partial). Every thread of the block calls it.
+template <int MAXR>
+__device__ __forceinline__ float delta_token_step(float (&s)[MAXR], const float* qs, const float* ks, int dk,
+                                                  float decay, float b, float vj, float (*red)[32], int wi, int lane) {
+  float mem = 0.0f;
+#pragma unroll
+  for (int r = 0; r < MAXR; r++) {
+    const int a = wi + kWarps * r;
+    if (a < dk) {
+      s[r] *= decay;
+      mem += s[r] * ks[a];
+    }
+  }
+  red[wi][lane] = mem;
+  __syncthreads();
+  float m = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; w++) m += red[w][lane];
+  const float delta = (vj - m) * b;
+  float o = 0.0f;
+#pragma unroll
+  for (int r = 0; r < MAXR; r++) {
+    const int a = wi + kWarps * r;
+    if (a < dk) {
+      s[r] += ks[a] * delta;
+      o += s[r] * qs[a];
+    }
+  }
+  __syncthreads();  // every warp has read red (and qs, ks: the caller's next token overwrites them)
+  red[wi][lane] = o;
+  __syncthreads();
+  if (wi == 0) {
+    o = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; w++) o += red[w][lane];
+  }
+  return o;
+}
+
 template <int MAXR>
 __global__ void __launch_bounds__(kThreads)
     delta_recurrent_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta,
@@ -45,42 +88,8 @@ __global__ void __launch_bounds__(kThreads)
       ks[a] = k[th * dk + a];
     }
     __syncthreads();
-    const float decay = expf(g[th]), b = beta[th];
-    // S <- S * exp(g); mem_j = sum_a S[a][j] k_a
-    float mem = 0.0f;
-#pragma unroll
-    for (int r = 0; r < MAXR; r++) {
-      const int a = wi + kWarps * r;
-      if (a < dk) {
-        s[r] *= decay;
-        mem += s[r] * ks[a];
-      }
-    }
-    red[wi][lane] = mem;
-    __syncthreads();
-    float m = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; w++) m += red[w][lane];
-    const float delta = ((col ? v[th * dv + j] : 0.0f) - m) * b;
-    // S <- S + k ⊗ delta; o_j = sum_a S[a][j] q_a
-    float o = 0.0f;
-#pragma unroll
-    for (int r = 0; r < MAXR; r++) {
-      const int a = wi + kWarps * r;
-      if (a < dk) {
-        s[r] += ks[a] * delta;
-        o += s[r] * qs[a];
-      }
-    }
-    __syncthreads();  // every warp has read red
-    red[wi][lane] = o;
-    __syncthreads();
-    if (wi == 0 && col) {
-      float os = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; w++) os += red[w][lane];
-      out[th * dv + j] = os;
-    }
+    const float os = delta_token_step(s, qs, ks, dk, expf(g[th]), beta[th], col ? v[th * dv + j] : 0.0f, red, wi, lane);
+    if (wi == 0 && col) out[th * dv + j] = os;
   }
 #pragma unroll
   for (int r = 0; r < MAXR; r++) {
@@ -315,39 +324,8 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
     }
     const float g = neg_A * detail::softplus(av + dt), b = detail::sigmoid(bv);
     __syncthreads();
-    // delta_recurrent_kernel's step for column j.
-    const float decay = expf(g);
-    float mem = 0.0f;
-#pragma unroll
-    for (int r = 0; r < MAXR; r++) {
-      const int ai = wi + kWarps * r;
-      if (ai < a.dk) {
-        s[r] *= decay;
-        mem += s[r] * ks[ai];
-      }
-    }
-    red[wi][lane] = mem;
-    __syncthreads();
-    float m = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; w++) m += red[w][lane];
-    const float delta = (vj - m) * b;
-    float o = 0.0f;
-#pragma unroll
-    for (int r = 0; r < MAXR; r++) {
-      const int ai = wi + kWarps * r;
-      if (ai < a.dk) {
-        s[r] += ks[ai] * delta;
-        o += s[r] * qs[ai];
-      }
-    }
-    __syncthreads();  // every warp has read red (and qs, ks: the next token overwrites them)
-    red[wi][lane] = o;
-    __syncthreads();
+    const float os = delta_token_step(s, qs, ks, a.dk, expf(g), b, vj, red, wi, lane);
     if (wi == 0) {
-      float os = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; w++) os += red[w][lane];
       ob[t][lane] = col ? os : 0.0f;
       zs[t][lane] = zt;
     }
@@ -440,23 +418,11 @@ void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& ga
                   "gdn_recurrent_fused: null operand");
   const RecurrentFusedArgs args{conv_out, gates.z, gates.b, gates.a, gates.ld, gates.A_log, gates.dt_bias, gates.norm,
                                 gates.eps, gates.act, T, hd.key_heads, hd.value_heads, int(hd.dk), int(hd.dv), state, out};
-  // Grid (tiles, heads), one cluster per head: launched with the cluster size and, as every kernel here, PDL.
+  // Grid (tiles, heads), one cluster per head.
   const unsigned tiles = detail::blocks_for(hd.dv, kColTile);
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = detail::pdl_enabled() ? 1 : 0;
-  attr[1].id = cudaLaunchAttributeClusterDimension;
-  attr[1].val.clusterDim.x = tiles;
-  attr[1].val.clusterDim.y = 1;
-  attr[1].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(tiles, unsigned(hd.value_heads));
-  cfg.blockDim = dim3(kThreads);
-  cfg.stream = ctx.stream();
-  cfg.attrs = attr;
-  cfg.numAttrs = 2;
-  if (hd.dk <= 64) DS4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gdn_recurrent_fused_kernel<8>, args));
-  else DS4_CUDA_CHECK(cudaLaunchKernelEx(&cfg, gdn_recurrent_fused_kernel<16>, args));
+  const dim3 grid(tiles, unsigned(hd.value_heads));
+  if (hd.dk <= 64) detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<8>, grid, kThreads, 0, args);
+  else detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<16>, grid, kThreads, 0, args);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
