@@ -61,7 +61,29 @@ INSTANTIATE_TEST_SUITE_P(
                       // T = 1: the streaming kernel with 8, 4 and 1 warps per row, two rows per warp (tall), a
                       // ragged last block, K shorter than a warp's chunks
                       LinearCase{1, 6144, 2560}, LinearCase{1, 12288, 1100}, LinearCase{1, 2560, 1057},
-                      LinearCase{1, 1000, 70001}, LinearCase{1, 320, 10240}, LinearCase{1, 264, 9}));
+                      LinearCase{1, 1000, 70001}, LinearCase{1, 320, 10240}, LinearCase{1, 264, 9},
+                      // T = 1, tall: the bulk-copy kernel with a ragged last block, a slice of one partial piece
+                      // (K = 1024), slices of a whole and a partial piece (K = 6144)
+                      LinearCase{1, 1024, 9001}, LinearCase{1, 6144, 9000}, LinearCase{1, 2560, 20000}));
+
+// A token's projection is the same bits alone (T = 1: the rows or the bulk kernel) as inside a chunk of 2-8
+// tokens (the multi-token kernel): speculative verification relies on it. Short, wide and tall shapes.
+TEST(CudaLinear, OneTokenRowsEqualChunkRows) {
+  for (const LinearCase c : {LinearCase{5, 2560, 2560}, LinearCase{3, 6144, 2560}, LinearCase{8, 2560, 16480},
+                             LinearCase{2, 1024, 9001}, LinearCase{4, 2560, 70001}}) {
+    const auto x = rand_vec(size_t(c.T * c.K), -1.0f, 1.0f, uint32_t(c.N));
+    Weight W(size_t(c.N * c.K), 1.0f / std::sqrt(float(c.K)), uint32_t(c.K));
+    auto dx = upload(x);
+    auto chunk = nan_buffer<float>(size_t(c.T * c.N)), one = nan_buffer<float>(size_t(c.N));
+    linear(ctx(), dx.get(), c.T, c.K, W.d(), c.N, chunk.get());
+    const auto all = download(chunk);
+    for (int64_t t = 0; t < c.T; t++) {
+      linear(ctx(), dx.get() + t * c.K, 1, c.K, W.d(), c.N, one.get());
+      const std::vector<float> want(all.begin() + t * c.N, all.begin() + (t + 1) * c.N);
+      ASSERT_EQ(download(one), want) << c << ": token " << t;
+    }
+  }
+}
 
 // The K split's last block leaves its tile counters at zero: the same split shape again, and another split
 // shape over the same counters, still add every partial exactly once.

@@ -189,17 +189,32 @@ __device__ __forceinline__ void sum_tile_planes(const float* part, int P, int64_
 }
 
 // One output row's destination for RowsOut (ops.h): y[row], or (streams non-null) streams[s][row] += v * inject[s]
-// for s < S, hc_inject's expression, so the result has the same bits. The streams and weights of the row are
-// loaded by load() right after the kernel's pdl_enter, so the epilogue's read-modify-write does not add a memory
-// round trip at the end of the kernel (it did: +1 to +4 us per launch).
+// for s < S, hc_inject's expression, so the result has the same bits. The row's first kPre streams and inject
+// weights are copied into a shared-memory slot of the writing thread by load(), right after the kernel's
+// pdl_enter, so the epilogue's read-modify-write does not add a memory round trip at the end of the kernel (it
+// did: +1 to +4 us per launch). The copies are asynchronous (cp.async: no register waits for them, and none is
+// held through the main loop; holding them in registers cost the projection kernel two of its 8 blocks per
+// multiprocessor).
 struct RowSink {
-  static constexpr int kPre = 4;  // streams held in registers; more are read in the epilogue
-  float x[kPre], w[kPre];
-  __device__ __forceinline__ void load(const float* streams, const float* inject, int S, int64_t N, int64_t row) {
+  static constexpr int kPre = 4;  // streams staged; more are read in the epilogue
+  float* slot;                    // shared: [0, kPre) the streams at the row, [kPre, 2 kPre) their inject weights
+  __device__ __forceinline__ static void copy4(float* dst, const float* src) {
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))), "l"(src)
+                 : "memory");
+#else
+    *dst = *src;
+#endif
+  }
+  __device__ __forceinline__ void load(const float* streams, const float* inject, int S, int64_t N,
+                                       int64_t row) const {
     if (!streams) return;
 #pragma unroll
     for (int s = 0; s < kPre; s++)
-      if (s < S) x[s] = streams[int64_t(s) * N + row], w[s] = inject[s];
+      if (s < S) copy4(slot + s, streams + int64_t(s) * N + row), copy4(slot + kPre + s, inject + s);
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
   }
   __device__ __forceinline__ void put(float* y, float* streams, const float* inject, int S, int64_t N, int64_t row,
                                       float v) const {
@@ -207,9 +222,12 @@ struct RowSink {
       y[row] = v;
       return;
     }
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.wait_all;" ::: "memory");  // this thread's copies (load) have landed
+#endif
 #pragma unroll
     for (int s = 0; s < kPre; s++)
-      if (s < S) streams[int64_t(s) * N + row] = x[s] + v * w[s];
+      if (s < S) streams[int64_t(s) * N + row] = slot[s] + v * slot[kPre + s];
     for (int s = kPre; s < S; s++) streams[int64_t(s) * N + row] += v * inject[s];
   }
 };

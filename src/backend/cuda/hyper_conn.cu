@@ -59,19 +59,6 @@ __device__ __forceinline__ int64_t plane_slot(int64_t k, int64_t n) {
   return ((k & 7) >> 2) * (n >> 1) + ((k >> 3) << 2) + (k & 3);
 }
 
-// Starts the 128-byte lines of n spans of len bf16 each (span i at p + i * stride) on their way into L2, the
-// block's threads sharing the lines. Weights are never written by the kernels before this one, so this may run
-// before pdl_enter (as linear.cu does): while the previous kernel finishes, the weights already stream in.
-__device__ __forceinline__ void prefetch_spans(const bf16* p, int n, int64_t stride, int64_t len) {
-  if (len <= 0) return;
-  const int per = int(len * 2 / 128) + 2;  // lines a span of len * 2 bytes can touch (32-bit: cheap division)
-  for (int i = int(threadIdx.x); i < n * per; i += int(blockDim.x)) {
-    const uintptr_t s = reinterpret_cast<uintptr_t>(p + int64_t(i / per) * stride);
-    const uintptr_t line = (s & ~uintptr_t(127)) + uintptr_t(i % per) * 128;  // same page as s: mapped
-    if (line < s + uintptr_t(len) * 2) detail::prefetch_l2(reinterpret_cast<const void*>(line));
-  }
-}
-
 // Sums each of v[0..V) over the L lanes of a team (aligned groups of L consecutive lanes; V and L powers of two)
 // by recursive halving: at each step a lane keeps half of its values and adds its partner's copy of that half,
 // sending the other half (the kernels reduce 2 rows at a time: 5 shuffles over a warp instead of 10, 3 over a
@@ -138,13 +125,10 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   __shared__ double ssp[kMaxChunks][NT];             // each chunk's sum of x^2 per token
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int r0 = int(blockIdx.x) * kLowRows, rows = min(kLowRows, a.N - r0);
-  prefetch_spans(a.W + int64_t(r0) * a.D, rows, a.D, a.D);
-  detail::pdl_enter();
-
-  for (int c = warp; c < a.C; c += kWarps) {
+  // The chunk of the block's rows: 2 x 5 loads of 16 bytes per lane in flight before anything else.
+  uint4 w[kLowRows][kGroups];
+  auto load_chunk = [&](int c) {
     const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
-    // The chunk of the block's rows: 2 x 5 loads of 16 bytes per lane in flight before anything else.
-    uint4 w[kLowRows][kGroups];
 #pragma unroll
     for (int i = 0; i < kLowRows; i++)
 #pragma unroll
@@ -153,6 +137,15 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
         w[i][j] = i < rows && g < ng ? detail::ld_stream(a.W + int64_t(r0 + i) * a.D + k0 + 8 * g)
                                      : make_uint4(0u, 0u, 0u, 0u);
       }
+  };
+  // The weights are never written by the kernels before this one: the warp's first chunk is loaded into
+  // registers while the kernel before still runs (see pdl_enter).
+  if (warp < a.C) load_chunk(warp);
+  detail::pdl_enter();
+
+  for (int c = warp; c < a.C; c += kWarps) {
+    const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
+    if (c != warp) load_chunk(c);
     // 1 + norm at the lane's columns (the same for every token).
     float o[kGroups][8];
 #pragma unroll
@@ -230,9 +223,6 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
   const int lane = int(threadIdx.x & 31), team = int(threadIdx.x / kTeam), l = lane % kTeam;
   // 32-bit indices (hc_mix_fused_supported bounds them): 64-bit divisions cost ~70 instructions each.
   const int h0 = int(blockIdx.x) * a.HB, hn = min(a.HB, a.H - h0), rows = hn * a.S;
-  // The block's rows s*H + h0 .. s*H + h0 + hn - 1 are contiguous in up for each s.
-  prefetch_spans(a.up + h0 * a.R, a.S, a.H * a.R, hn * a.R);
-  detail::pdl_enter();
 
   // Block row q = hl * S + s is up-row s*H + h0 + hl; team rows q = team + 32 u.
   const int R8 = a.R / 8;
@@ -254,7 +244,10 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
         w[u][j] = rv[u] && g < R8 ? detail::ld_stream(rp[u] + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
       }
   };
-  load(0);  // in flight while the block rebuilds low below
+  // The weights are never written by the kernels before this one: the first pass's rows are loaded into
+  // registers while kernel 1 still runs (see pdl_enter).
+  load(0);
+  detail::pdl_enter();
 
   // The fold at the end reads x and norm at the block's columns: thread i's first item starts those loads now
   // (the first kPre streams; more are read when folded), so they are not a round trip after the GEMV.

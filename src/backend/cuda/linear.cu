@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "backend/cuda/blas.h"
+#include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/gemv.cuh"
 
 namespace ds4::cuda {
@@ -107,7 +108,8 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
 // activations at the same columns (read straight from global memory: the whole block reads the same vector, so
 // it stays in L1, and nothing waits for a staging pass). The P slice sums of a row are added in slice order in
 // shared memory. P is picked so that the launch has enough warps to keep every multiprocessor streaming (short
-// matrices: several warps per row; tall ones: one warp for two rows).
+// matrices: several warps per row). Tall matrices take gemv_bulk_kernel below, unless the output goes into
+// streams (RowsOut).
 
 constexpr int kRowWarps = 8;
 
@@ -132,7 +134,10 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   detail::pdl_enter();
   // The row writers (lane 0 of the first warp of each row group) fetch their rows' streams now.
   const bool writer = lane == 0 && warp % P == 0;
+  __shared__ float sink_slots[kStreams ? kRowWarps : 1][R][2 * detail::RowSink::kPre];
   detail::RowSink sink[R];
+#pragma unroll
+  for (int r = 0; r < R; r++) sink[r].slot = sink_slots[kStreams ? warp : 0][r];
   if (kStreams)
 #pragma unroll
     for (int r = 0; r < R; r++)
@@ -194,6 +199,95 @@ __global__ void __launch_bounds__(kRowWarps * 32)
       }
   }
 }
+
+// ----- T = 1, tall matrices: weights streamed into shared memory by the copy engine -----
+// The rows kernel keeps the bytes in flight in registers, so how much a multiprocessor has in flight is bound to
+// its warps, and a grid of thousands of 8-row blocks pays a ramp at its start and a tail at its end. Here a grid
+// of kBulkBlocksPerSm blocks per multiprocessor covers the matrix in contiguous row ranges; each warp streams its
+// (row, slice) pieces of kBulkPiece bytes through kBulkDepth shared-memory slots with cp.async.bulk
+// (bulk_copy.cuh), so 3 x 8 x 2 x 4 KiB = 192 KiB per multiprocessor are in flight without a register each, and
+// the first pieces are requested before pdl_enter, while the kernel before still runs. Measured on the H200
+// (tools/gpu/gemv_probe.cu, chained launches over matrices larger than L2): 2560 -> 16480 in 24.0 us against
+// 27.9 for the rows kernel, the lm_head (2560 -> 248320) in 290 us against 317.
+//
+// The sums are the rows kernel's: the P warps of a group take the P slices of one row (rows_shape's P, the same
+// for the multi-token kernel), a lane sums its chunks c_begin + lane + 32 j in increasing j whatever piece they
+// arrive in (a piece is 256 chunks, a multiple of 32), then the lane butterfly, then the slices in order.
+#ifndef DS4_CUDA_EMU  // the CPU emulator has no bulk copies or mbarriers: tall matrices take the rows kernel there
+constexpr int kBulkPiece = 4096;
+constexpr int kBulkDepth = 2;
+constexpr int kBulkBlocksPerSm = 3;
+constexpr size_t kBulkSmem = size_t(kRowWarps) * kBulkDepth * kBulkPiece;
+
+__global__ void __launch_bounds__(kRowWarps * 32)
+    gemv_bulk_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, int64_t rows_per_block) {
+  extern __shared__ __align__(128) uint8_t slots[];  // [warp][kBulkDepth][kBulkPiece]
+  __shared__ __align__(8) uint64_t bars[kRowWarps][kBulkDepth];
+  __shared__ float red[2][kRowWarps];
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), G = kRowWarps / P, grp = warp / P;
+  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
+  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const int slice_bytes = c_end > c_begin ? int(c_end - c_begin) * 16 : 0;
+  const int ppr = (slice_bytes + kBulkPiece - 1) / kBulkPiece;  // pieces per row of this warp's slice
+  const int64_t r_begin = int64_t(blockIdx.x) * rows_per_block, r_end = detail::imin(N, r_begin + rows_per_block);
+  const int rows = r_end - r_begin > grp ? int((r_end - r_begin - grp + G - 1) / G) : 0;  // this group's rows
+  const int total = rows * ppr;
+  uint8_t* mine = slots + size_t(warp) * kBulkDepth * kBulkPiece;
+  // Piece q of the warp: row r_begin + grp + G (q / ppr), bytes [q % ppr * kBulkPiece, ...) of its slice.
+  auto issue = [&](int q) {
+    const int slot = q % kBulkDepth, p = q % ppr;
+    const int64_t row = r_begin + grp + int64_t(G) * (q / ppr);
+    const uint32_t bytes = uint32_t(min(kBulkPiece, slice_bytes - p * kBulkPiece));
+    detail::mbar_expect_tx(&bars[warp][slot], bytes);
+    detail::bulk_g2s(mine + slot * kBulkPiece,
+                     reinterpret_cast<const uint8_t*>(W + row * K + c_begin * 8) + int64_t(p) * kBulkPiece, bytes,
+                     &bars[warp][slot]);
+  };
+  if (lane == 0) {
+    for (int d = 0; d < kBulkDepth; d++) detail::mbar_init(&bars[warp][d], 1);
+    // The weights are never written by earlier kernels: the first pieces stream in while the kernel before runs.
+    for (int q = 0; q < min(kBulkDepth, total); q++) issue(q);
+  }
+  __syncwarp();
+  detail::pdl_enter();
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  for (int i = 0; i < rows; i++) {
+    float acc = 0.0f;
+    for (int p = 0; p < ppr; p++) {
+      const int q = i * ppr + p, slot = q % kBulkDepth;
+      detail::mbar_wait(&bars[warp][slot], uint32_t((q / kBulkDepth) & 1));
+      const uint4* wp = reinterpret_cast<const uint4*>(mine + slot * kBulkPiece);
+      const int n = min(kBulkPiece, slice_bytes - p * kBulkPiece) / 16;
+      const int64_t cb = c_begin + int64_t(p) * (kBulkPiece / 16);
+#pragma unroll 4
+      for (int j = lane; j < n; j += 32) {
+        const int64_t c = cb + j;
+        acc += detail::dot8(wp[j], __ldg(x4 + 2 * c), __ldg(x4 + 2 * c + 1));
+      }
+      __syncwarp();  // every lane has read the slot
+      if (lane == 0 && q + kBulkDepth < total) {
+        detail::fence_async_shared();
+        issue(q + kBulkDepth);
+      }
+    }
+    acc = detail::warp_sum(acc);
+    const int64_t row = r_begin + grp + int64_t(G) * i;
+    if (P == 1) {
+      if (lane == 0) y[row] = acc;
+      continue;
+    }
+    // The group's P slice sums, in slice order; red alternates by row so that a warp already on the next row
+    // never overwrites a sum its group's first warp has not read (the barrier below holds the group together).
+    if (lane == 0) red[i & 1][warp] = acc;
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + grp), "r"(32 * P) : "memory");
+    if (warp % P == 0 && lane == 0) {
+      float sum = 0.0f;
+      for (int q = 0; q < P; q++) sum += red[i & 1][warp + q];
+      y[row] = sum;
+    }
+  }
+}
+#endif
 
 // Up to NT tokens (verification chunks, short prefill chunks): each token's row is summed exactly as
 // gemv_rows_kernel sums it for one token: the same P slices of K, and in each lane the same chunks in increasing
@@ -281,32 +375,51 @@ bool rows_path(int64_t K, const bf16* W, const float* x) {
   return K % 8 == 0 && detail::aligned16(W) && detail::aligned16(x);
 }
 
-// The shape of a rows launch, a function of N and K only (never of T: that keeps a token's sums the same).
-// At most about 64 warps per multiprocessor, one resident wave (a second wave costs a whole extra round trip):
-// tall matrices give each warp two rows (8 chunk loads per lane in flight), short ones split each row's K over
-// up to 8 warps, as long as every lane gets a chunk.
+// The shape of a one-token launch, a function of N and K only (never of T: that keeps a token's sums the same,
+// and the multi-token kernel takes the same P slices). Tall matrices (at least about 64 rows per warp slot of the
+// device) stream through the bulk kernel, each row in 2 slices (measured: 24.0 us at 2560 -> 16480 against 26.1
+// with whole rows, 27.8 against 29.7 at 19584 rows). Others take the rows kernel in one resident wave of at most
+// about 64 warps per multiprocessor (a second wave costs a whole extra round trip), each row's K split over up to
+// 8 warps, as long as every lane gets a chunk.
 struct RowsShape {
-  bool tall;
+  bool bulk;
   int P;
-  unsigned blocks;
 };
 RowsShape rows_shape(const Context& ctx, int64_t K, int64_t N) {
   const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
-  if (N >= 2 * want) return {true, 1, detail::blocks_for(N, 2 * kRowWarps)};
+  if (N >= want && chunks >= 4 * 32) return {true, 2};
   int P = 1;
   while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
-  return {false, P, detail::blocks_for(N, kRowWarps / P)};
+  return {false, P};
+}
+
+// DS4_CUDA_GEMV_BULK=0 sends tall matrices to the rows kernel too (the same slices: the same bits), to measure
+// what the bulk kernel is worth.
+bool bulk_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DS4_CUDA_GEMV_BULK");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
 }
 
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
-  if (rs.tall)
-    detail::launch(ctx, gemv_rows_kernel<2, 4, kStreams>, rs.blocks, kRowWarps * 32, 0, x, K, W, N, o.y, 1, o.streams,
-                   o.inject, int(o.S));
-  else
-    detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, rs.blocks, kRowWarps * 32, 0, x, K, W, N, o.y, rs.P,
-                   o.streams, o.inject, int(o.S));
+#ifndef DS4_CUDA_EMU  // the rows kernel sums the same slices the same way
+  if (rs.bulk && !kStreams && bulk_enabled()) {
+    detail::allow_smem(ctx, gemv_bulk_kernel, kBulkSmem);
+    const int64_t G = kRowWarps / rs.P, groups = (N + G - 1) / G;
+    const int64_t blocks = detail::imin(int64_t(kBulkBlocksPerSm) * ctx.sm_count(), groups);
+    const int64_t rows_per_block = (groups + blocks - 1) / blocks * G;
+    detail::launch(ctx, gemv_bulk_kernel, unsigned((N + rows_per_block - 1) / rows_per_block), kRowWarps * 32,
+                   kBulkSmem, x, K, W, N, o.y, rs.P, rows_per_block);
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
+#endif
+  detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, detail::blocks_for(N, kRowWarps / rs.P), kRowWarps * 32, 0, x,
+                 K, W, N, o.y, rs.P, o.streams, o.inject, int(o.S));
   DS4_CUDA_CHECK_LAUNCH();
 }
 

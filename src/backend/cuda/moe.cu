@@ -384,11 +384,18 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
 //     row taking consecutive slices and adding them in order in shared memory.
 // ----------------------------------------------------------------------------------------------------------
 constexpr int kRowWarps = 8;
+// Chunks in flight per lane and row. Fewer chunks, more resident warps: gate/up with 4 chunks took 94 registers
+// (2 blocks per multiprocessor, 3 waves of the 803 blocks), with 2 it takes 62 (4 blocks): 21.7 -> 19.0 us a
+// launch; the down pass with 8 chunks held 128 registers (2 blocks), with 4 it is held to 64 (4 blocks). With
+// both, 8-layer decode went from 557 to 566 tokens/s (4 interleaved rounds each, same call; 1 chunk per lane
+// or 2 for down was slower: 548-553).
+constexpr int kRowsGateUpU = 2;
+constexpr int kRowsDownU = 4, kRowsDownBlocksPerSm = 4;
 
+template <int U>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gate_up_rows_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
                         const float* weight, int64_t K, float* h, SharedAct sh, int64_t routed_blocks) {
-  constexpr int U = 4;
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   // Token blockIdx.y: its activations, routing, h row and shared-expert columns (a token's work is the same
   // whatever the number of tokens).
@@ -441,11 +448,10 @@ __global__ void __launch_bounds__(kRowWarps * 32)
 
 // Row r of the output: the concatenated K is chunks of 8 of h; chunk c < K * I8 is expert slot c / I8's, the
 // rest the shared expert's.
-// Two blocks per multiprocessor: 128 registers hold the 8 chunks in flight without spilling.
-__global__ void __launch_bounds__(kRowWarps * 32, 2)
+template <int U, int MinBlocks>
+__global__ void __launch_bounds__(kRowWarps * 32, MinBlocks)
     down_rows_kernel(const float* h, int64_t H, int64_t I, const bf16* down, const int32_t* idx, int64_t K,
                      const bf16* sh_down, int64_t SI, float* out, int P, float* streams, const float* inject, int S) {
-  constexpr int U = 8;
   const int64_t tok = blockIdx.y;  // the token: its h row, routing and output row (or its streams)
   h += tok * (K * I + SI), idx += tok * K;
   if (streams) streams += tok * S * H, inject += tok * S;
@@ -459,7 +465,8 @@ __global__ void __launch_bounds__(kRowWarps * 32, 2)
   const int64_t rr = detail::imin(r, H - 1);  // rows past H: never written
   detail::pdl_enter();
   const bool writer = lane == 0 && warp % P == 0 && r < H;
-  detail::RowSink sink;
+  __shared__ float sink_slots[kRowWarps][2 * detail::RowSink::kPre];
+  const detail::RowSink sink{sink_slots[warp]};
   if (writer) sink.load(streams, inject, S, H, r);
   for (int q = int(threadIdx.x); q < int(K); q += int(blockDim.x)) base[q] = int64_t(idx[q]) * H * I;
   __syncthreads();
@@ -512,16 +519,17 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   SharedAct act;
   if (sh) act.gate = sh->gate, act.up = sh->up, act.logit = sh->logit, act.ld = sh->ld, act.inter = SI;
   const int64_t routed_blocks = (K * I + kRowWarps - 1) / kRowWarps, shared_blocks = (SI + 255) / 256;
-  detail::launch(ctx, gate_up_rows_kernel, dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)), kRowWarps * 32, 0,
-                 x, H, I, w.gate, w.up, idx, weight, K, h, act, routed_blocks);
+  detail::launch(ctx, gate_up_rows_kernel<kRowsGateUpU>, dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)),
+                 kRowWarps * 32, 0, x, H, I, w.gate, w.up, idx, weight, K, h, act, routed_blocks);
   DS4_CUDA_CHECK_LAUNCH();
   // One resident wave of at most about 64 warps per multiprocessor (for one token), K sliced over up to 8 warps
   // per row: a function of the shape only, never of T.
   const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = (K * I + SI) / 8;
   int P = 1;
   while (P < kRowWarps && H * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
-  detail::launch(ctx, down_rows_kernel, dim3(detail::blocks_for(H, kRowWarps / P), unsigned(T)), kRowWarps * 32, 0, h,
-                 H, I, w.down, idx, K, sh ? sh->down : nullptr, SI, out.y, P, out.streams, out.inject, int(out.S));
+  detail::launch(ctx, down_rows_kernel<kRowsDownU, kRowsDownBlocksPerSm>,
+                 dim3(detail::blocks_for(H, kRowWarps / P), unsigned(T)), kRowWarps * 32, 0, h, H, I, w.down, idx, K,
+                 sh ? sh->down : nullptr, SI, out.y, P, out.streams, out.inject, int(out.S));
   DS4_CUDA_CHECK_LAUNCH();
 }
 
