@@ -316,6 +316,33 @@ TEST_P(CudaModel, VerificationRowsEqualDecodeRows) {
   }
 }
 
+// forward_greedy picks on the device what the host picks from forward()'s row (the first index of the maximum),
+// step after step, and leaves the state as forward() does: greedy decoding either way gives the same tokens and
+// the same logits after.
+TEST_P(CudaModel, GreedyPickOnTheDeviceEqualsTheHostPick) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  const auto prompt = random_tokens(p.prompt, l.config.vocab_size, 17);
+  auto a = gpu->new_state(), b = gpu->new_state();
+  std::vector<float> row;
+  int32_t ta = 0;
+  ASSERT_TRUE(gpu->forward_greedy(*a, prompt, ta));
+  gpu->forward(*b, prompt, row, false);
+  int32_t tb = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+  for (int step = 0; step < 12; step++) {
+    ASSERT_EQ(ta, tb) << p << ": step " << step;
+    const std::vector<int32_t> next{ta};
+    ASSERT_TRUE(gpu->forward_greedy(*a, next, ta));
+    gpu->forward(*b, next, row, false);
+    tb = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+  }
+  std::vector<float> ra, rb;
+  gpu->forward(*a, std::vector<int32_t>{1}, ra, false);
+  gpu->forward(*b, std::vector<int32_t>{1}, rb, false);
+  ASSERT_EQ(0, std::memcmp(ra.data(), rb.data(), ra.size() * sizeof(float))) << p << ": states differ after";
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModel,
                          ::testing::Values(ModelCase{"tests/fixtures/qwen4/text_f32", 100},
                                            ModelCase{"tests/fixtures/qwen4/vl_bf16", 90},

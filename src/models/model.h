@@ -39,6 +39,15 @@ class Model {
   virtual void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
                        bool all_positions) const = 0;
 
+  // forward() for the greedy token alone (SAMPLING.md steps 1 and 3 on the last row: the first index of the
+  // maximum; a NaN, +inf or all -inf row throws Error(InvalidLogits)), for a backend that can pick it without
+  // copying the row out. Returns false, having done nothing, when the backend cannot: the caller runs forward()
+  // and picks from the row.
+  virtual bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, int32_t& token) const {
+    (void)state, (void)tokens, (void)token;
+    return false;
+  }
+
   // The draft head for speculative decoding (MTP), when the checkpoint carries one.
   virtual bool has_draft_head() const { return false; }
   // Feeds the draft head the pairs (h_s, x_{s+1}) for the positions of the last forward() on this state:

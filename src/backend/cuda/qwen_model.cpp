@@ -109,6 +109,8 @@ class CudaQwenModel : public Model {
         hidden_(size_t(o.prefill_chunk * cfg_.hidden_size)),
         logits_dev_(size_t(kHeadRows * cfg_.vocab_size)),
         logits_host_(size_t(kHeadRows * cfg_.vocab_size)),
+        pick_dev_(2),
+        pick_host_(2),
         profiler_(std::getenv("DS4_CUDA_PROFILE") && std::string(std::getenv("DS4_CUDA_PROFILE")) == "1") {
     if (opts_.prefill_chunk < 1) throw Error(ErrorKind::InvalidArgument, "CUDA model: prefill_chunk must be positive");
     // DS4_CUDA_GRAPHS=0 runs decode steps eagerly, so that a kernel profiler sees every launch.
@@ -170,6 +172,32 @@ class CudaQwenModel : public Model {
       run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, out, all_positions);
     }
     st.last_rows = T;
+  }
+
+  bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, int32_t& token) const override {
+    auto& st = dynamic_cast<CudaQwenState&>(state);
+    const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
+    qwen::check_forward_input(cfg_, st.pos, tokens);
+    std::lock_guard<std::mutex> lock(mu_);
+    reserve(st, st.pos + T);
+    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
+      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
+      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
+    }
+    for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
+      const int64_t n = std::min(opts_.prefill_chunk, T - c0);
+      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, nullptr, false, c0 + n == T);
+    }
+    st.last_rows = T;
+    // The last row's pick (run_chunk left it in pick_host_).
+    const int32_t at = pick_host_.get()[0], status = pick_host_.get()[1];
+    const std::string where = "invalid logits at position " + std::to_string(st.pos - 1);
+    if (status == kGreedyBadValue)
+      throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is NaN or +inf");
+    if (status == kGreedyAllNegInf)
+      throw Error(ErrorKind::InvalidLogits, where + ": all " + std::to_string(V) + " logits are -inf");
+    token = at;
+    return true;
   }
 
   // The MTP head over the pairs (h_s, x_{s+1}) of the last forward call (models/qwen_hybrid/mtp.cpp).
@@ -318,8 +346,9 @@ class CudaQwenModel : public Model {
 
   // One chunk (at most prefill_chunk tokens) from the state's position. out: the host logits of every row
   // (all_positions) or of the last row, or null when this is not the last chunk.
+  // pick: instead of copying the last row's logits out, leave its greedy pick in pick_host_ (greedy_pick).
   void run_chunk(CudaQwenState& st, std::span<const int32_t> tokens, int64_t row0, float* out,
-                 bool all_positions) const {
+                 bool all_positions, bool pick = false) const {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size, H = cfg_.hidden_size;
     std::memcpy(tok_host_.get(), tokens.data(), tokens.size_bytes());
     DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
@@ -335,6 +364,13 @@ class CudaQwenModel : public Model {
     if (profiler_.on()) {
       ctx_.synchronize();
       profiler_.collect();
+    }
+    if (pick) {
+      greedy_pick(ctx_, logits_dev_.get(), V, pick_dev_.get());
+      DS4_CUDA_CHECK(cudaMemcpyAsync(pick_host_.get(), pick_dev_.get(), 2 * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                     ctx_.stream()));
+      ctx_.synchronize();
+      return;
     }
     if (!out) {
       ctx_.synchronize();
@@ -738,6 +774,8 @@ class CudaQwenModel : public Model {
   DeviceBuffer<float> hidden_;      // final hidden states [chunk][H]
   DeviceBuffer<float> logits_dev_;  // [kHeadRows][V]
   Pinned<float> logits_host_;
+  DeviceBuffer<int32_t> pick_dev_;  // greedy_pick's {token, status}
+  Pinned<int32_t> pick_host_;
   mutable BlockProfiler profiler_;
   mutable bool profiling_ = false;
   mutable std::mutex mu_;  // one forward at a time: the scratch arena, token and logits buffers are shared

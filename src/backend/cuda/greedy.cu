@@ -1,0 +1,110 @@
+// greedy_pick (ops.h): the decode step's greedy token on the device, so a greedy step copies 8 bytes to the host
+// instead of the vocabulary's row (1 MB at 248320 tokens: the copy, and the host's scan of it, cost more than a
+// layer of the model).
+//
+// Blocks take contiguous ranges of the row; each finds, in its range, the first index of its maximum and the first
+// NaN or +inf, and whether anything is above -inf. The last block to finish (gemv.cuh's last_block_of: no second
+// launch) combines the blocks in block order, so the earliest index wins every tie: the same token, and the same
+// first bad index, as the host's scan in index order (engine/logits_check.cpp, sampler.cpp's argmax).
+#include <climits>
+
+#include "backend/cuda/gemv.cuh"
+
+namespace ds4::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 128;
+
+struct Best {
+  float v;   // the maximum so far (-inf: none above -inf yet)
+  int i;     // its first index (-1: none)
+  int bad;   // the first NaN or +inf index (INT_MAX: none)
+  int live;  // 1 when some value is above -inf
+};
+
+// a before b in index order (a covers lower indices): the combination keeps a's index on a tie.
+__device__ __forceinline__ Best merge(const Best& a, const Best& b) {
+  Best r;
+  const bool take_b = b.i >= 0 && (a.i < 0 || b.v > a.v);
+  r.v = take_b ? b.v : a.v;
+  r.i = take_b ? b.i : a.i;
+  r.bad = min(a.bad, b.bad);
+  r.live = a.live | b.live;
+  return r;
+}
+
+__device__ Best block_reduce(Best m) {
+  __shared__ Best warp_best[kThreads / 32];
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  // Lanes hold interleaved indices: compare by index too, so the lowest index of the maximum wins.
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    Best b;
+    b.v = __shfl_xor_sync(0xffffffffu, m.v, o);
+    b.i = __shfl_xor_sync(0xffffffffu, m.i, o);
+    b.bad = __shfl_xor_sync(0xffffffffu, m.bad, o);
+    b.live = __shfl_xor_sync(0xffffffffu, m.live, o);
+    const bool take_b = b.i >= 0 && (m.i < 0 || b.v > m.v || (b.v == m.v && b.i < m.i));
+    if (take_b) m.v = b.v, m.i = b.i;
+    m.bad = min(m.bad, b.bad);
+    m.live |= b.live;
+  }
+  if (lane == 0) warp_best[warp] = m;
+  __syncthreads();
+  Best r = warp_best[0];
+  for (int w = 1; w < kThreads / 32; w++) {
+    const Best& b = warp_best[w];
+    const bool take_b = b.i >= 0 && (r.i < 0 || b.v > r.v || (b.v == r.v && b.i < r.i));
+    if (take_b) r.v = b.v, r.i = b.i;
+    r.bad = min(r.bad, b.bad);
+    r.live |= b.live;
+  }
+  return r;  // every thread
+}
+
+__global__ void __launch_bounds__(kThreads) greedy_kernel(const float* logits, int64_t V, int64_t per, Best* part,
+                                                          int* counter, int32_t* out) {
+  detail::pdl_enter();
+  const int64_t begin = int64_t(blockIdx.x) * per, end = detail::imin(begin + per, V);
+  Best m{-INFINITY, -1, INT_MAX, 0};
+  for (int64_t k = begin + threadIdx.x; k < end; k += kThreads) {
+    const float v = logits[k];
+    if (v != v || v == INFINITY) {
+      m.bad = min(m.bad, int(k));
+    } else if (v > -INFINITY) {
+      m.live = 1;
+      if (m.i < 0 || v > m.v) m.v = v, m.i = int(k);  // a thread's indices increase: the first stays on ties
+    }
+  }
+  const Best b = block_reduce(m);
+  if (threadIdx.x == 0) part[blockIdx.x] = b;
+  if (!detail::last_block_of(counter, int(gridDim.x))) return;
+  if (threadIdx.x == 0) {
+    Best r{-INFINITY, -1, INT_MAX, 0};
+    for (int q = 0; q < int(gridDim.x); q++) {
+      Best pq;
+      pq.v = __ldcg(&part[q].v), pq.i = __ldcg(&part[q].i), pq.bad = __ldcg(&part[q].bad), pq.live = __ldcg(&part[q].live);
+      r = merge(r, pq);
+    }
+    if (r.bad != INT_MAX) out[0] = r.bad, out[1] = kGreedyBadValue;
+    else if (!r.live) out[0] = 0, out[1] = kGreedyAllNegInf;
+    else out[0] = r.i, out[1] = kGreedyOk;
+  }
+}
+
+}  // namespace
+
+void greedy_pick(Context& ctx, const float* logits, int64_t V, int32_t* out) {
+  detail::require(V >= 1 && V < (int64_t(1) << 31), "greedy_pick: need 1 <= V < 2^31");
+  detail::require(logits && out, "greedy_pick: null operand");
+  // About 8 KB of the row per block (2048 floats), at most kMaxBlocks blocks.
+  const int64_t blocks = detail::imin(kMaxBlocks, (V + 2047) / 2048), per = (V + blocks - 1) / blocks;
+  ScratchScope scope(ctx.scratch());
+  Best* part = ctx.scratch().take<Best>(size_t(blocks));
+  detail::launch(ctx, greedy_kernel, unsigned((V + per - 1) / per), kThreads, 0, logits, V, per, part,
+                 ctx.counters(), out);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ds4::cuda

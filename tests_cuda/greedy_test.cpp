@@ -1,0 +1,81 @@
+// greedy_pick against the host's rules: engine::validate_logits (SAMPLING.md step 1: the first NaN or +inf, or a
+// row of only -inf, is an error) and the sampler's argmax (step 3: the first index of the maximum).
+#include "cuda_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "engine/logits_check.h"
+
+namespace ds4::cuda::test {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// {token or bad index, status} as the host decides it.
+std::vector<int32_t> host_pick(const std::vector<float>& row) {
+  try {
+    engine::validate_logits(row);
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    const auto at = m.find("logit[");
+    if (at == std::string::npos) return {0, kGreedyAllNegInf};
+    return {int32_t(std::stol(m.substr(at + 6))), kGreedyBadValue};
+  }
+  return {int32_t(std::max_element(row.begin(), row.end()) - row.begin()), kGreedyOk};
+}
+
+void check(const std::vector<float>& row, const std::string& what) {
+  auto d = upload(row);
+  auto out = nan_buffer<int32_t>(2);
+  greedy_pick(ctx(), d.get(), int64_t(row.size()), out.get());
+  EXPECT_EQ(download(out), host_pick(row)) << what << " (V=" << row.size() << ")";
+}
+
+TEST(CudaGreedy, PicksTheFirstMaximumLikeTheHost) {
+  for (const size_t V : {size_t(1), size_t(7), size_t(2048), size_t(2049), size_t(100000), size_t(248320)}) {
+    auto row = rand_vec(V, -30.0f, 30.0f, uint32_t(V));
+    check(row, "random");
+    // Ties: values on a coarse grid, so the maximum repeats across blocks; the first must win.
+    for (auto& v : row) v = std::round(v / 8.0f);
+    check(row, "ties");
+    std::fill(row.begin(), row.end(), 1.5f);
+    check(row, "all equal");
+    row.back() = 2.0f;
+    check(row, "maximum last");
+    // -inf entries are legal (masked tokens); a row of them only is not.
+    for (size_t i = 0; i < V; i += 3) row[i] = -kInf;
+    check(row, "masked tokens");
+    std::fill(row.begin(), row.end(), -kInf);
+    check(row, "all -inf");
+    row[V / 2] = -1e30f;
+    check(row, "one finite");
+  }
+}
+
+TEST(CudaGreedy, ReportsTheFirstNanOrInfinity) {
+  for (const size_t V : {size_t(5), size_t(4097), size_t(248320)}) {
+    auto row = rand_vec(V, -3.0f, 3.0f, 7);
+    row[V - 1] = std::numeric_limits<float>::quiet_NaN();
+    check(row, "NaN last");
+    row[V / 3] = kInf;
+    check(row, "+inf before a NaN");
+    row[0] = std::numeric_limits<float>::quiet_NaN();
+    check(row, "NaN first");
+    std::fill(row.begin(), row.end(), -kInf);
+    row[V / 2] = kInf;
+    check(row, "+inf among -inf");
+  }
+}
+
+// The last block's counter is left at zero: calls after calls, and other split kernels after, still combine.
+TEST(CudaGreedy, RepeatedCallsAgree) {
+  const auto row = rand_vec(248320, -5.0f, 5.0f, 99);
+  for (int i = 0; i < 5; i++) check(row, "call " + std::to_string(i));
+}
+
+}  // namespace
+}  // namespace ds4::cuda::test
