@@ -23,7 +23,8 @@ std::vector<int32_t> host_pick(const std::vector<float>& row) {
     const std::string m = e.what();
     const auto at = m.find("logit[");
     if (at == std::string::npos) return {0, kGreedyAllNegInf};
-    return {int32_t(std::stol(m.substr(at + 6))), kGreedyBadValue};
+    const bool nan = m.find("is NaN") != std::string::npos;
+    return {int32_t(std::stol(m.substr(at + 6))), nan ? kGreedyNan : kGreedyPosInf};
   }
   return {int32_t(std::max_element(row.begin(), row.end()) - row.begin()), kGreedyOk};
 }

@@ -32,11 +32,33 @@ class Emitter {
         ev.top = top_logprobs(lp, size_t(req_.top_logprobs));
       }
     } catch (const Error& e) {
-      // The state that produced this row is discarded with the caller's scope; nothing is emitted.
-      res_.finish_reason = "error";
-      res_.error = e;
-      return false;
+      return fail(e);
     }
+    return deliver(std::move(ev), token);
+  }
+
+  // Whether the sampler would take the row's argmax as it is (greedy, no penalties) and nothing else is asked
+  // of the row (no logprobs): then the model may pick the token itself (Model::forward_greedy).
+  bool model_may_pick() const {
+    return sampler_.is_greedy() && req_.sampling.presence_penalty == 0.0 && req_.sampling.frequency_penalty == 0.0 &&
+           req_.top_logprobs < 0;
+  }
+  // Emits a token the model picked (model_may_pick).
+  bool emit_picked(int32_t picked, int32_t* token) {
+    TokenEvent ev;
+    ev.token = picked;
+    return deliver(std::move(ev), token);
+  }
+  // Ends generation with an error for the row just computed (the state that produced it is discarded with the
+  // caller's scope; nothing is emitted).
+  bool fail(const Error& e) {
+    res_.finish_reason = "error";
+    res_.error = e;
+    return false;
+  }
+
+ private:
+  bool deliver(TokenEvent ev, int32_t* token) {
     *token = ev.token;
     sampler_.accept(ev.token);
     res_.tokens.push_back(ev.token);
@@ -64,6 +86,8 @@ class Emitter {
     return true;
   }
 
+
+ public:
   // Releases what the decoder and the stop matcher still hold (nothing after a stop string matched).
   void finish() {
     if (!decoder_ || stops_.stopped() || res_.finish_reason == "error") return;
@@ -108,14 +132,31 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
 
   auto state = model.new_state();
   std::vector<float> logits;
-  model.forward(*state, req.prompt, logits, false);
   int32_t tok = 0;
-  if (!out.emit(logits, state->position(), &tok)) return out.finish(), res;
+  const bool plain = !req.speculative || !model.has_draft_head();
+  // One forward call and the token of its last row. When the sampler would take the row's argmax as it is,
+  // the model may pick it where the logits are (the CUDA backend: 8 bytes to the host instead of the row) and
+  // the token is the same; the sampler's invalid-row errors come from the model then. (Plain decoding only:
+  // speculative decoding needs the rows of its verification chunks.)
+  auto step = [&](std::span<const int32_t> in) {
+    if (plain && out.model_may_pick()) {
+      int32_t picked = 0;
+      bool picked_here = false;
+      try {
+        picked_here = model.forward_greedy(*state, in, picked);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::InvalidLogits) throw;
+        return out.fail(e);
+      }
+      if (picked_here) return out.emit_picked(picked, &tok);
+    }
+    model.forward(*state, in, logits, false);
+    return out.emit(logits, state->position(), &tok);
+  };
+  if (!step(req.prompt)) return out.finish(), res;
 
-  if (!req.speculative || !model.has_draft_head()) {
-    while (true) {
-      model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
-      if (!out.emit(logits, state->position(), &tok)) break;
+  if (plain) {
+    while (step(std::span<const int32_t>(&tok, 1))) {
     }
     out.finish();
     return res;

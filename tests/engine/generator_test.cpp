@@ -2,9 +2,11 @@
 // next request on the same model works; cancellation stops at the next token; eos ends with "stop".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/generator.h"
+#include "engine/logits_check.h"
 #include "models/model.h"
 #include "models/qwen4_fixture.h"
 
@@ -89,6 +91,77 @@ TEST(Generator, EosEndsWithStopUnlessIgnored) {
   auto res = engine::generate(eos_model, nullptr, req);
   EXPECT_EQ(res.finish_reason, "stop");
   EXPECT_EQ(res.tokens, std::vector<int32_t>(free_run.tokens.begin(), free_run.tokens.begin() + 3));
+}
+
+// A backend that picks greedy tokens itself (Model::forward_greedy), here by the host's own rules over the
+// wrapped model's row (engine::validate_logits, then the first index of the maximum), counting its calls. A
+// corrupted position gives the row a bad value, as CorruptingModel does.
+class PickingModel : public Model {
+ public:
+  PickingModel(std::unique_ptr<Model> m, int64_t bad_pos = -1, float value = 0) : m_(std::move(m)), bad_(bad_pos), value_(value) {}
+  const ModelInfo& info() const override { return m_->info(); }
+  std::unique_ptr<SequenceState> new_state() const override { return m_->new_state(); }
+  void forward(SequenceState& st, std::span<const int32_t> t, std::vector<float>& logits, bool all) const override {
+    m_->forward(st, t, logits, all);
+    if (st.position() == bad_) logits[3] = value_;
+  }
+  bool forward_greedy(SequenceState& st, std::span<const int32_t> t, int32_t& token) const override {
+    ++picks;
+    std::vector<float> row;
+    forward(st, t, row, false);
+    engine::validate_logits(row, st.position());
+    token = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    return true;
+  }
+  mutable int picks = 0;
+
+ private:
+  std::unique_ptr<Model> m_;
+  int64_t bad_;
+  float value_;
+};
+
+// Greedy requests without penalties or logprobs let the model pick (the same tokens as the sampler's argmax
+// of the row); anything that needs the row itself goes through forward() and the sampler.
+TEST(Generator, GreedyTokensMayBePickedByTheModel) {
+  auto plain = load_model(test::qwen4_fixture("text_f32"));
+  struct Case {
+    const char* what;
+    double temperature;
+    int top_k;
+    double presence;
+    int top_logprobs;
+    bool picks;
+  };
+  for (const Case c : {Case{"greedy", 0.0, 0, 0.0, -1, true}, Case{"top_k 1", 0.7, 1, 0.0, -1, true},
+                       Case{"greedy with a penalty", 0.0, 0, 0.5, -1, false},
+                       Case{"greedy with logprobs", 0.0, 0, 0.0, 2, false}, Case{"sampled", 0.9, 0, 0.0, -1, false}}) {
+    auto req = request(c.temperature);
+    req.max_tokens = 10;
+    req.sampling.top_k = c.top_k;
+    req.sampling.presence_penalty = c.presence;
+    req.top_logprobs = c.top_logprobs;
+    PickingModel m(load_model(test::qwen4_fixture("text_f32")));
+    const auto want = engine::generate(*plain, nullptr, req);
+    const auto got = engine::generate(m, nullptr, req);
+    EXPECT_EQ(got.tokens, want.tokens) << c.what;
+    EXPECT_EQ(got.finish_reason, want.finish_reason) << c.what;
+    EXPECT_EQ(m.picks, c.picks ? 10 : 0) << c.what << ": the prompt and 9 decode steps";
+  }
+}
+
+// An invalid row found by the model's pick ends the request as the sampler's check does.
+TEST(Generator, InvalidLogitsFromTheModelsPickAreTheSameError) {
+  for (float bad : {NAN, INFINITY}) {
+    PickingModel m(load_model(test::qwen4_fixture("text_f32")), /*bad_pos=*/6, bad);
+    int emitted = 0;
+    auto res = engine::generate(m, nullptr, request(0.0), [&](const engine::TokenEvent&) { return ++emitted, true; });
+    ASSERT_TRUE(res.error.has_value());
+    EXPECT_EQ(res.error->kind(), ErrorKind::InvalidLogits);
+    EXPECT_EQ(res.finish_reason, "error");
+    EXPECT_EQ(emitted, 2);
+    EXPECT_GT(m.picks, 0);
+  }
 }
 
 TEST(Generator, PromptPlusMaxTokensOverTheContextIsRejected) {

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(kThreads) greedy_kernel(const float* logits, i
       pq.v = __ldcg(&part[q].v), pq.i = __ldcg(&part[q].i), pq.bad = __ldcg(&part[q].bad), pq.live = __ldcg(&part[q].live);
       r = merge(r, pq);
     }
-    if (r.bad != INT_MAX) out[0] = r.bad, out[1] = kGreedyBadValue;
+    if (r.bad != INT_MAX) out[0] = r.bad, out[1] = logits[r.bad] != logits[r.bad] ? kGreedyNan : kGreedyPosInf;
     else if (!r.live) out[0] = 0, out[1] = kGreedyAllNegInf;
     else out[0] = r.i, out[1] = kGreedyOk;
   }

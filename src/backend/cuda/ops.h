@@ -193,10 +193,11 @@ void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnP
 // Greedy pick (SAMPLING.md steps 1 and 3, engine/logits_check.h and the sampler's argmax)
 // ---------------------------------------------------------------------------------------------------------
 
-// The greedy token of one logits row without copying the row to the host. out[0..1] (device): {token, 0} with
-// token the first index of the maximum (ties to the lowest id), or {i, 1} when logit i is the first NaN or +inf
-// of the row (the row is invalid; logits[i] says which), or {0, 2} when every logit is -inf. V >= 1.
-constexpr int32_t kGreedyOk = 0, kGreedyBadValue = 1, kGreedyAllNegInf = 2;
+// The greedy token of one logits row without copying the row to the host. out[0..1] (device): {token, kGreedyOk}
+// with token the first index of the maximum (ties to the lowest id); {i, kGreedyNan} or {i, kGreedyPosInf} when
+// logit i is the row's first NaN or +inf (an invalid row, as engine::validate_logits reports it); {0,
+// kGreedyAllNegInf} when every logit is -inf. V >= 1.
+constexpr int32_t kGreedyOk = 0, kGreedyNan = 1, kGreedyPosInf = 2, kGreedyAllNegInf = 3;
 void greedy_pick(Context& ctx, const float* logits, int64_t V, int32_t* out);
 
 // ---------------------------------------------------------------------------------------------------------

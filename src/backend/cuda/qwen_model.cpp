@@ -191,11 +191,14 @@ class CudaQwenModel : public Model {
     st.last_rows = T;
     // The last row's pick (run_chunk left it in pick_host_).
     const int32_t at = pick_host_.get()[0], status = pick_host_.get()[1];
-    const std::string where = "invalid logits at position " + std::to_string(st.pos - 1);
-    if (status == kGreedyBadValue)
-      throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is NaN or +inf");
+    // The sampler's messages (engine/logits_check.cpp), at the position the engine names (after the tokens).
+    const std::string where = "invalid logits at position " + std::to_string(st.pos);
+    if (status == kGreedyNan) throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is NaN");
+    if (status == kGreedyPosInf)
+      throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is +inf");
     if (status == kGreedyAllNegInf)
-      throw Error(ErrorKind::InvalidLogits, where + ": all " + std::to_string(V) + " logits are -inf");
+      throw Error(ErrorKind::InvalidLogits, where + ": all " + std::to_string(V) +
+                                                " logits are -inf (an empty row counts as all -inf)");
     token = at;
     return true;
   }
