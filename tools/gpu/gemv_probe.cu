@@ -8,9 +8,12 @@
 //              flight per warp, P slices per row
 //   read       a plain read of the same bytes (the copy-rate ceiling for this size)
 // The rows and bulk sums of a row are the same bits for the same P (checked on hashed weights first).
-// Build and run on the GPU machine: nvcc -O3 -arch=sm_90a tools/gpu/gemv_probe.cu -o /tmp/gp && /tmp/gp
+// Build and run on the GPU machine: nvcc -O3 -arch=sm_90a -std=c++17 -Isrc tools/gpu/gemv_probe.cu -o /tmp/gp && /tmp/gp
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+
+#include "backend/cuda/bulk_copy.cuh"
+#include "backend/cuda/common.cuh"
 
 #include <cstdint>
 #include <cmath>
@@ -26,31 +29,10 @@
     }                                                                                 \
   } while (0)
 
-__device__ __forceinline__ float bf_lo(uint32_t u) { return __uint_as_float(u << 16); }
-__device__ __forceinline__ float bf_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
-__device__ __forceinline__ float dot8(uint4 w, float4 a, float4 b) {
-  float s = bf_lo(w.x) * a.x;
-  s = fmaf(bf_hi(w.x), a.y, s);
-  s = fmaf(bf_lo(w.y), a.z, s);
-  s = fmaf(bf_hi(w.y), a.w, s);
-  s = fmaf(bf_lo(w.z), b.x, s);
-  s = fmaf(bf_hi(w.z), b.y, s);
-  s = fmaf(bf_lo(w.w), b.z, s);
-  s = fmaf(bf_hi(w.w), b.w, s);
-  return s;
-}
-__device__ __forceinline__ uint4 ld_stream(const void* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-__device__ __forceinline__ void pdl_enter() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+using ds4::cuda::detail::dot8;
+using ds4::cuda::detail::ld_stream;
+using ds4::cuda::detail::pdl_enter;
+using ds4::cuda::detail::prefetch_l2;
 
 // The rows kernel: one row group per block, 8 warps, P warps per row (slices of K).
 __global__ void __launch_bounds__(256) gemv_rows(const float* x, int K, const __nv_bfloat16* W, int N, float* y, int P) {
@@ -108,30 +90,12 @@ __global__ void __launch_bounds__(256) read_all(const uint4* p, int64_t n, float
 }
 
 
-// ----- bulk-copy GEMV: weights streamed global -> shared by the copy engine (cp.async.bulk), one warp per row -----
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bulk_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(smem_u32(bar))
-               : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (!done);
-}
+// ----- bulk-copy GEMV: weights streamed global -> shared by the copy engine (bulk_copy.cuh) -----
+using ds4::cuda::detail::bulk_g2s;
+using ds4::cuda::detail::fence_async_shared;
+using ds4::cuda::detail::mbar_expect_tx;
+using ds4::cuda::detail::mbar_init;
+using ds4::cuda::detail::mbar_wait;
 constexpr int kPiece = 4096;
 
 // Rows of P slices (the rows kernel's slicing): the P warps of a group take the P slices of one row, each warp
@@ -159,7 +123,6 @@ __global__ void __launch_bounds__(256) gemv_bulk2(const float* x, int K, const _
   };
   if (lane == 0) {
     for (int d = 0; d < D; d++) mbar_init(&bars[warp][d], 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     for (int q = 0; q < min(D, total); q++) issue(q);
   }
   __syncwarp();
@@ -179,7 +142,7 @@ __global__ void __launch_bounds__(256) gemv_bulk2(const float* x, int K, const _
       }
       __syncwarp();
       if (lane == 0 && q + D < total) {
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        fence_async_shared();
         issue(q + D);
       }
     }

@@ -159,11 +159,7 @@ class CudaQwenModel : public Model {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
     qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
-    reserve(st, st.pos + T);
-    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
-      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
-      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
-    }
+    make_room(st, T);
     logits.resize(size_t((all_positions ? T : 1) * V));
     for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
       const int64_t n = std::min(opts_.prefill_chunk, T - c0);
@@ -179,11 +175,7 @@ class CudaQwenModel : public Model {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
     qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
-    reserve(st, st.pos + T);
-    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
-      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
-      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
-    }
+    make_room(st, T);
     for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
       const int64_t n = std::min(opts_.prefill_chunk, T - c0);
       run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, nullptr, false, c0 + n == T);
@@ -223,6 +215,15 @@ class CudaQwenModel : public Model {
       float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
       run_draft_chunk(st, next_tokens.subspan(size_t(c0), size_t(n)), st.last_hidden.get() + c0 * cfg_.hidden_size,
                       out, all_positions);
+    }
+  }
+
+  // Before a forward call of T tokens: caches for them, and (with a draft head) room for their hidden rows.
+  void make_room(CudaQwenState& st, int64_t T) const {
+    reserve(st, st.pos + T);
+    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
+      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
+      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
     }
   }
 
