@@ -1,6 +1,9 @@
 // The sampler against the numpy oracle (tools/oracle/sampler_vectors.py): token streams of whole
 // requests, the kept candidates, and the worked example of SAMPLING.md step 7.
 #include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
 
 #include "engine/sampler.h"
 #include "sampler_case.h"
@@ -98,6 +101,33 @@ TEST(SamplerLaw, EachSampledTokenConsumesOneDoubleAndGreedyNone) {
   EXPECT_EQ(run_request(greedy, g), greedy.tokens);
   EXPECT_EQ(g.draws(), 0u);
   EXPECT_FALSE(s.is_greedy());
+}
+
+// The softmax of a vocabulary-sized row runs its element-wise passes on several threads; the kept candidates and
+// their probabilities must be the same bits on one thread as on four (the sum stays sequential in index order).
+TEST(SamplerLaw, ProbabilitiesDoNotDependOnTheThreadCount) {
+  size_t checked = 0;
+  for (const auto& j : raw_cases()) {
+    const SamplerCase c = ds4::test::parse_sampler_case(j);
+    if (c.rows[0].size() < 100000 || c.params.temperature == 0.0) continue;
+    auto kept_with = [&](int threads) {
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      Sampler s(c.params, c.seed);
+      for (int32_t t : c.prior_tokens) s.accept(t);
+      auto kept = s.candidates(c.rows[0]);
+      omp_set_num_threads(before);
+      return kept;
+    };
+    const auto one = kept_with(1), four = kept_with(4);
+    ASSERT_EQ(one.size(), four.size()) << c.name;
+    for (size_t i = 0; i < one.size(); ++i) {
+      ASSERT_EQ(one[i].id, four[i].id) << c.name << " candidate " << i;
+      ASSERT_EQ(std::memcmp(&one[i].p, &four[i].p, sizeof(double)), 0) << c.name << " candidate " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 3u);
 }
 
 }  // namespace
