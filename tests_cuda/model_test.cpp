@@ -326,14 +326,19 @@ TEST_P(CudaModel, GreedyPickOnTheDeviceEqualsTheHostPick) {
   const auto prompt = random_tokens(p.prompt, l.config.vocab_size, 17);
   auto a = gpu->new_state(), b = gpu->new_state();
   std::vector<float> row;
-  int32_t ta = 0;
-  ASSERT_TRUE(gpu->forward_greedy(*a, prompt, ta));
+  GreedyPick pick;
+  auto device_pick = [&](std::span<const int32_t> in) {
+    EXPECT_TRUE(gpu->forward_greedy(*a, in, pick));
+    EXPECT_EQ(pick.row, GreedyPick::Row::Ok);
+    return int32_t(pick.index);
+  };
+  int32_t ta = device_pick(prompt);
   gpu->forward(*b, prompt, row, false);
   int32_t tb = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
   for (int step = 0; step < 12; step++) {
     ASSERT_EQ(ta, tb) << p << ": step " << step;
     const std::vector<int32_t> next{ta};
-    ASSERT_TRUE(gpu->forward_greedy(*a, next, ta));
+    ta = device_pick(next);
     gpu->forward(*b, next, row, false);
     tb = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
   }

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/token_list.h"
 #include "core/error.h"
+#include "engine/logits_check.h"
 #include "io/json_file.h"
 #include "models/model.h"
 #ifdef DS4_WITH_CUDA
@@ -134,6 +135,19 @@ void run(const Args& a) {
   double ours_decode = 0;
   const int64_t V = info.vocab_size;
   std::vector<float> logits;
+  // a.decode greedy steps from `tok`: picked by the model where it can (device_pick), else from the host row.
+  auto decode_greedy = [&](ds4::SequenceState& st, int32_t tok, bool device_pick) {
+    for (int64_t i = 0; i < a.decode; i++) {
+      const std::span<const int32_t> one(&tok, 1);
+      ds4::GreedyPick pick;
+      if (device_pick && model->forward_greedy(st, one, pick)) {
+        tok = ds4::engine::check_greedy_pick(pick, size_t(V));
+        continue;
+      }
+      model->forward(st, one, logits, false);
+      tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+  };
   auto prompt_of = [&](int32_t P) {
     std::vector<int32_t> prompt(static_cast<size_t>(P));
     for (int32_t i = 0; i < P; i++) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 13) % V);
@@ -155,16 +169,9 @@ void run(const Args& a) {
     std::printf("| prefill | %6d | %7.3f | %8.1f | %11s | %14s | %7.1f |\n", P, dt, P / dt, "-", "-", tflops);
     ours_prefill[P] = P / dt;
     if (a.decode > 0) {
-      // Greedy decode as transformers' figure is taken: the pick stays on the device where the backend can do
-      // it (forward_greedy); otherwise the row comes to the host and is scanned here.
-      int32_t tok = prompt.back();
+      // Greedy decode as transformers' figure is taken: the pick stays on the device where the backend can do it.
       t0 = now();
-      for (int64_t i = 0; i < a.decode; i++) {
-        const std::span<const int32_t> one(&tok, 1);
-        if (model->forward_greedy(*st, one, tok)) continue;
-        model->forward(*st, one, logits, false);
-        tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      }
+      decode_greedy(*st, prompt.back(), true);
       dt = now() - t0;
       const double gbs = active_bytes * a.decode / dt / 1e9;
       char pct[32] = "-";
@@ -177,13 +184,9 @@ void run(const Args& a) {
   if (a.decode > 0 && a.backend != "cpu") {
     // What a decode step costs when the whole row comes to the host (the sampler's path for sampled tokens).
     auto st = model->new_state();
-    int32_t tok = 1;
     model->forward(*st, prompt_of(16), logits, false);
     const double t0 = now();
-    for (int64_t i = 0; i < a.decode; i++) {
-      model->forward(*st, std::span<const int32_t>(&tok, 1), logits, false);
-      tok = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    }
+    decode_greedy(*st, 1, false);
     const double dt = now() - t0;
     std::printf("\nnote: decode above picks the greedy token on the device; with each step's logits row copied to "
                 "the host and scanned there (the sampler's path): %.1f tokens/s after a 16-token prompt\n",

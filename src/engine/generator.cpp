@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/logits_check.h"
 #include "engine/sampler.h"
 #include "engine/stop_strings.h"
 #include "text/stream_decoder.h"
@@ -43,12 +44,29 @@ class Emitter {
     return sampler_.is_greedy() && req_.sampling.presence_penalty == 0.0 && req_.sampling.frequency_penalty == 0.0 &&
            req_.top_logprobs < 0;
   }
-  // Emits a token the model picked (model_may_pick).
-  bool emit_picked(int32_t picked, int32_t* token) {
+  // Emits the token the model picked (model_may_pick), after the sampler's check of the row it came from.
+  bool emit_picked(const GreedyPick& pick, int64_t pos, int32_t* token) {
     TokenEvent ev;
-    ev.token = picked;
+    try {
+      ev.token = check_greedy_pick(pick, size_t(info_.vocab_size), pos);
+    } catch (const Error& e) {
+      return fail(e);
+    }
     return deliver(std::move(ev), token);
   }
+  // Releases what the decoder and the stop matcher still hold (nothing after a stop string matched).
+  void finish() {
+    if (!decoder_ || stops_.stopped() || res_.finish_reason == "error") return;
+    std::string tail = stops_.feed(decoder_->flush()).text;
+    if (stops_.stopped()) res_.finish_reason = "stop";
+    else tail += stops_.flush();
+    if (!tail.empty()) {
+      res_.text += tail;
+      if (on_token_) on_token_(TokenEvent{-1, tail, std::nullopt, {}});
+    }
+  }
+
+ private:
   // Ends generation with an error for the row just computed (the state that produced it is discarded with the
   // caller's scope; nothing is emitted).
   bool fail(const Error& e) {
@@ -56,8 +74,7 @@ class Emitter {
     res_.error = e;
     return false;
   }
-
- private:
+  // Emits a chosen token: counts it, eos, stop strings, streaming, cancellation, the length limit.
   bool deliver(TokenEvent ev, int32_t* token) {
     *token = ev.token;
     sampler_.accept(ev.token);
@@ -86,21 +103,6 @@ class Emitter {
     return true;
   }
 
-
- public:
-  // Releases what the decoder and the stop matcher still hold (nothing after a stop string matched).
-  void finish() {
-    if (!decoder_ || stops_.stopped() || res_.finish_reason == "error") return;
-    std::string tail = stops_.feed(decoder_->flush()).text;
-    if (stops_.stopped()) res_.finish_reason = "stop";
-    else tail += stops_.flush();
-    if (!tail.empty()) {
-      res_.text += tail;
-      if (on_token_) on_token_(TokenEvent{-1, tail, std::nullopt, {}});
-    }
-  }
-
- private:
   const ModelInfo& info_;
   const GenerationRequest& req_;
   const TokenCallback& on_token_;
@@ -135,21 +137,13 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
   int32_t tok = 0;
   const bool plain = !req.speculative || !model.has_draft_head();
   // One forward call and the token of its last row. When the sampler would take the row's argmax as it is,
-  // the model may pick it where the logits are (the CUDA backend: 8 bytes to the host instead of the row) and
-  // the token is the same; the sampler's invalid-row errors come from the model then. (Plain decoding only:
+  // the model may pick it where the logits are (the CUDA backend: 8 bytes to the host instead of the row): the
+  // same token, and the sampler's invalid-row errors from what the pick says of the row. (Plain decoding only:
   // speculative decoding needs the rows of its verification chunks.)
   auto step = [&](std::span<const int32_t> in) {
-    if (plain && out.model_may_pick()) {
-      int32_t picked = 0;
-      bool picked_here = false;
-      try {
-        picked_here = model.forward_greedy(*state, in, picked);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::InvalidLogits) throw;
-        return out.fail(e);
-      }
-      if (picked_here) return out.emit_picked(picked, &tok);
-    }
+    GreedyPick pick;
+    if (plain && out.model_may_pick() && model.forward_greedy(*state, in, pick))
+      return out.emit_picked(pick, state->position(), &tok);
     model.forward(*state, in, logits, false);
     return out.emit(logits, state->position(), &tok);
   };

@@ -4,9 +4,15 @@
 #include <cstdint>
 #include <span>
 
+#include "models/model.h"
+
 namespace ds4::engine {
 
 // Throws ds4::Error(InvalidLogits) naming the decode position (when >= 0) and the first bad index.
 void validate_logits(std::span<const float> logits, int64_t position_for_errors = -1);
+
+// The same check on a pick the model made (Model::forward_greedy) from a row of `vocab` logits: throws what
+// validate_logits would throw for that row; returns the token otherwise.
+int32_t check_greedy_pick(const GreedyPick& pick, size_t vocab, int64_t position_for_errors = -1);
 
 }  // namespace ds4::engine

@@ -21,6 +21,13 @@ struct ModelInfo {
   int64_t active_params = 0;  // weights one decoded token reads (routed experts: top-k of them)
 };
 
+// A greedy pick made by the model (Model::forward_greedy).
+struct GreedyPick {
+  enum class Row { Ok, NaN, PosInf, AllNegInf };
+  Row row = Row::Ok;
+  int64_t index = 0;  // Ok: the token; NaN / PosInf: the row's first NaN or +inf (whichever comes first)
+};
+
 class SequenceState {
  public:
   virtual ~SequenceState() = default;
@@ -39,12 +46,12 @@ class Model {
   virtual void forward(SequenceState& state, std::span<const int32_t> tokens, std::vector<float>& logits,
                        bool all_positions) const = 0;
 
-  // forward() for the greedy token alone (SAMPLING.md steps 1 and 3 on the last row: the first index of the
-  // maximum; a NaN, +inf or all -inf row throws Error(InvalidLogits)), for a backend that can pick it without
-  // copying the row out. Returns false, having done nothing, when the backend cannot: the caller runs forward()
-  // and picks from the row.
-  virtual bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, int32_t& token) const {
-    (void)state, (void)tokens, (void)token;
+  // forward() for the greedy token alone, for a backend that can pick it where the logits are, without copying
+  // the row out: the last row's first index of the maximum, or why the row is not a distribution (SAMPLING.md
+  // steps 1 and 3; engine::check_greedy_pick turns that into the sampler's error). Returns false, having done
+  // nothing, when the backend cannot: the caller runs forward() and picks from the row.
+  virtual bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, GreedyPick& pick) const {
+    (void)state, (void)tokens, (void)pick;
     return false;
   }
 

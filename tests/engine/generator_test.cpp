@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "engine/generator.h"
-#include "engine/logits_check.h"
 #include "models/model.h"
 #include "models/qwen4_fixture.h"
 
@@ -93,9 +92,9 @@ TEST(Generator, EosEndsWithStopUnlessIgnored) {
   EXPECT_EQ(res.tokens, std::vector<int32_t>(free_run.tokens.begin(), free_run.tokens.begin() + 3));
 }
 
-// A backend that picks greedy tokens itself (Model::forward_greedy), here by the host's own rules over the
-// wrapped model's row (engine::validate_logits, then the first index of the maximum), counting its calls. A
-// corrupted position gives the row a bad value, as CorruptingModel does.
+// A backend that picks greedy tokens itself (Model::forward_greedy), here on the host from the wrapped model's row
+// (the first index of the maximum; the first NaN or +inf; a row of only -inf), counting its calls. A corrupted
+// position gives the row a bad value, as CorruptingModel does.
 class PickingModel : public Model {
  public:
   PickingModel(std::unique_ptr<Model> m, int64_t bad_pos = -1, float value = 0) : m_(std::move(m)), bad_(bad_pos), value_(value) {}
@@ -105,12 +104,19 @@ class PickingModel : public Model {
     m_->forward(st, t, logits, all);
     if (st.position() == bad_) logits[3] = value_;
   }
-  bool forward_greedy(SequenceState& st, std::span<const int32_t> t, int32_t& token) const override {
+  bool forward_greedy(SequenceState& st, std::span<const int32_t> t, GreedyPick& pick) const override {
     ++picks;
     std::vector<float> row;
     forward(st, t, row, false);
-    engine::validate_logits(row, st.position());
-    token = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+    pick = GreedyPick{GreedyPick::Row::AllNegInf, 0};
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (std::isnan(row[i]) || row[i] == INFINITY) {
+        pick = GreedyPick{std::isnan(row[i]) ? GreedyPick::Row::NaN : GreedyPick::Row::PosInf, int64_t(i)};
+        return true;
+      }
+      if (row[i] > -INFINITY && (pick.row != GreedyPick::Row::Ok || row[i] > row[size_t(pick.index)]))
+        pick = GreedyPick{GreedyPick::Row::Ok, int64_t(i)};
+    }
     return true;
   }
   mutable int picks = 0;
@@ -161,6 +167,10 @@ TEST(Generator, InvalidLogitsFromTheModelsPickAreTheSameError) {
     EXPECT_EQ(res.finish_reason, "error");
     EXPECT_EQ(emitted, 2);
     EXPECT_GT(m.picks, 0);
+    CorruptingModel via_row(load_model(test::qwen4_fixture("text_f32")), 6, bad);
+    const auto want = engine::generate(via_row, nullptr, request(0.0));
+    ASSERT_TRUE(want.error.has_value());
+    EXPECT_STREQ(res.error->what(), want.error->what()) << "the sampler's message for the same row";
   }
 }
 

@@ -4,8 +4,8 @@
 //
 // Blocks take contiguous ranges of the row; each finds, in its range, the first index of its maximum and the first
 // NaN or +inf, and whether anything is above -inf. The last block to finish (gemv.cuh's last_block_of: no second
-// launch) combines the blocks in block order, so the earliest index wins every tie: the same token, and the same
-// first bad index, as the host's scan in index order (engine/logits_check.cpp, sampler.cpp's argmax).
+// launch) combines the blocks; ties go to the lower index at every step: the same token, and the same first bad
+// index, as the host's scan in index order (engine/logits_check.cpp, sampler.cpp's argmax).
 #include <climits>
 
 #include "backend/cuda/gemv.cuh"
@@ -23,43 +23,26 @@ struct Best {
   int live;  // 1 when some value is above -inf
 };
 
-// a before b in index order (a covers lower indices): the combination keeps a's index on a tie.
+// The better of two partial results: the larger maximum, the lower index on a tie (so the first index of the
+// maximum wins whatever order the partials are combined in); the first bad index; anything above -inf.
 __device__ __forceinline__ Best merge(const Best& a, const Best& b) {
-  Best r;
-  const bool take_b = b.i >= 0 && (a.i < 0 || b.v > a.v);
-  r.v = take_b ? b.v : a.v;
-  r.i = take_b ? b.i : a.i;
-  r.bad = min(a.bad, b.bad);
-  r.live = a.live | b.live;
-  return r;
+  const bool take_b = b.i >= 0 && (a.i < 0 || b.v > a.v || (b.v == a.v && b.i < a.i));
+  return Best{take_b ? b.v : a.v, take_b ? b.i : a.i, min(a.bad, b.bad), a.live | b.live};
 }
 
 __device__ Best block_reduce(Best m) {
   __shared__ Best warp_best[kThreads / 32];
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
-  // Lanes hold interleaved indices: compare by index too, so the lowest index of the maximum wins.
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
-    Best b;
-    b.v = __shfl_xor_sync(0xffffffffu, m.v, o);
-    b.i = __shfl_xor_sync(0xffffffffu, m.i, o);
-    b.bad = __shfl_xor_sync(0xffffffffu, m.bad, o);
-    b.live = __shfl_xor_sync(0xffffffffu, m.live, o);
-    const bool take_b = b.i >= 0 && (m.i < 0 || b.v > m.v || (b.v == m.v && b.i < m.i));
-    if (take_b) m.v = b.v, m.i = b.i;
-    m.bad = min(m.bad, b.bad);
-    m.live |= b.live;
+    const Best b{__shfl_xor_sync(0xffffffffu, m.v, o), __shfl_xor_sync(0xffffffffu, m.i, o),
+                 __shfl_xor_sync(0xffffffffu, m.bad, o), __shfl_xor_sync(0xffffffffu, m.live, o)};
+    m = merge(m, b);
   }
   if (lane == 0) warp_best[warp] = m;
   __syncthreads();
   Best r = warp_best[0];
-  for (int w = 1; w < kThreads / 32; w++) {
-    const Best& b = warp_best[w];
-    const bool take_b = b.i >= 0 && (r.i < 0 || b.v > r.v || (b.v == r.v && b.i < r.i));
-    if (take_b) r.v = b.v, r.i = b.i;
-    r.bad = min(r.bad, b.bad);
-    r.live |= b.live;
-  }
+  for (int w = 1; w < kThreads / 32; w++) r = merge(r, warp_best[w]);
   return r;  // every thread
 }
 
@@ -82,11 +65,8 @@ __global__ void __launch_bounds__(kThreads) greedy_kernel(const float* logits, i
   if (!detail::last_block_of(counter, int(gridDim.x))) return;
   if (threadIdx.x == 0) {
     Best r{-INFINITY, -1, INT_MAX, 0};
-    for (int q = 0; q < int(gridDim.x); q++) {
-      Best pq;
-      pq.v = __ldcg(&part[q].v), pq.i = __ldcg(&part[q].i), pq.bad = __ldcg(&part[q].bad), pq.live = __ldcg(&part[q].live);
-      r = merge(r, pq);
-    }
+    for (int q = 0; q < int(gridDim.x); q++)
+      r = merge(r, Best{__ldcg(&part[q].v), __ldcg(&part[q].i), __ldcg(&part[q].bad), __ldcg(&part[q].live)});
     if (r.bad != INT_MAX) out[0] = r.bad, out[1] = logits[r.bad] != logits[r.bad] ? kGreedyNan : kGreedyPosInf;
     else if (!r.live) out[0] = 0, out[1] = kGreedyAllNegInf;
     else out[0] = r.i, out[1] = kGreedyOk;

@@ -159,39 +159,41 @@ class CudaQwenModel : public Model {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
     qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
-    make_room(st, T);
     logits.resize(size_t((all_positions ? T : 1) * V));
+    run_chunks(st, tokens, logits.data(), all_positions, false);
+  }
+
+  // A forward call in chunks of at most prefill_chunk tokens. out: the host logits of every row (all_positions)
+  // or of the last row; pick: the last row's greedy pick instead (run_chunk).
+  void run_chunks(CudaQwenState& st, std::span<const int32_t> tokens, float* out, bool all_positions,
+                  bool pick) const {
+    const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
+    reserve(st, st.pos + T);
+    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
+      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
+      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
+    }
     for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
       const int64_t n = std::min(opts_.prefill_chunk, T - c0);
       const bool last = c0 + n == T;
-      float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
-      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, out, all_positions);
+      float* rows = out && all_positions ? out + c0 * V : out && last ? out : nullptr;
+      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, rows, all_positions, pick && last);
     }
     st.last_rows = T;
   }
 
-  bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, int32_t& token) const override {
+  bool forward_greedy(SequenceState& state, std::span<const int32_t> tokens, GreedyPick& pick) const override {
     auto& st = dynamic_cast<CudaQwenState&>(state);
-    const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size;
     qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
-    make_room(st, T);
-    for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
-      const int64_t n = std::min(opts_.prefill_chunk, T - c0);
-      run_chunk(st, tokens.subspan(size_t(c0), size_t(n)), c0, nullptr, false, c0 + n == T);
-    }
-    st.last_rows = T;
-    // The last row's pick (run_chunk left it in pick_host_).
-    const int32_t at = pick_host_.get()[0], status = pick_host_.get()[1];
-    // The sampler's messages (engine/logits_check.cpp), at the position the engine names (after the tokens).
-    const std::string where = "invalid logits at position " + std::to_string(st.pos);
-    if (status == kGreedyNan) throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is NaN");
-    if (status == kGreedyPosInf)
-      throw Error(ErrorKind::InvalidLogits, where + ": logit[" + std::to_string(at) + "] is +inf");
-    if (status == kGreedyAllNegInf)
-      throw Error(ErrorKind::InvalidLogits, where + ": all " + std::to_string(V) +
-                                                " logits are -inf (an empty row counts as all -inf)");
-    token = at;
+    run_chunks(st, tokens, nullptr, false, true);
+    // The last row's pick, as run_chunk left it in pick_host_ (greedy_pick's {index, status}).
+    const int32_t index = pick_host_.get()[0], status = pick_host_.get()[1];
+    pick.index = index;
+    pick.row = status == kGreedyNan      ? GreedyPick::Row::NaN
+               : status == kGreedyPosInf ? GreedyPick::Row::PosInf
+               : status == kGreedyAllNegInf ? GreedyPick::Row::AllNegInf
+                                            : GreedyPick::Row::Ok;
     return true;
   }
 
@@ -215,15 +217,6 @@ class CudaQwenModel : public Model {
       float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
       run_draft_chunk(st, next_tokens.subspan(size_t(c0), size_t(n)), st.last_hidden.get() + c0 * cfg_.hidden_size,
                       out, all_positions);
-    }
-  }
-
-  // Before a forward call of T tokens: caches for them, and (with a draft head) room for their hidden rows.
-  void make_room(CudaQwenState& st, int64_t T) const {
-    reserve(st, st.pos + T);
-    if (w_.mtp && st.last_hidden.size() < size_t(T * cfg_.hidden_size)) {
-      st.last_hidden = DeviceBuffer<float>(size_t(T * cfg_.hidden_size));
-      st.drop_graph();  // the decode graph writes the hidden row into the old buffer
     }
   }
 
