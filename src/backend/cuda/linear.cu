@@ -113,6 +113,30 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
 
 constexpr int kRowWarps = 8;
 
+// A warp's slice of a row's K / 8 chunks: the P warps of a row group take consecutive slices (rows_shape's P).
+// The rows, bulk and multi-token kernels all sum a row in these slices, so a token's sums do not depend on T.
+struct KSlice {
+  int64_t begin, end;
+};
+__device__ __forceinline__ KSlice k_slice(int64_t K, int P, int warp) {
+  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, begin = (warp % P) * per;
+  return {begin, detail::imin(begin + per, chunks)};
+}
+
+// The R rows from row0 (rows past N: row N - 1, read but never written). The weights are never written by
+// earlier kernels: the slice's first chunks start on their way into L2 while the previous kernel runs (this is
+// called before pdl_enter).
+template <int R>
+__device__ __forceinline__ void slice_rows(const bf16* W, int64_t K, int64_t N, int64_t row0, KSlice s,
+                                           const bf16* (&rows)[R]) {
+  const int lane = int(threadIdx.x & 31);
+#pragma unroll
+  for (int r = 0; r < R; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;
+#pragma unroll
+  for (int r = 0; r < R; r++)
+    if (s.begin + lane * 8 < s.end) detail::prefetch_l2(rows[r] + (s.begin + lane * 8) * 8);
+}
+
 // kStreams: the RowsOut stream epilogue is compiled in (its registers would cost the plain GEMV occupancy).
 template <int R, int U, bool kStreams>
 __global__ void __launch_bounds__(kRowWarps * 32)
@@ -121,16 +145,10 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   __shared__ float red[kRowWarps][R];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), groups = kRowWarps / P;
   const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * R;
-  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
-  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const KSlice ks = k_slice(K, P, warp);
+  const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[R];
-#pragma unroll
-  for (int r = 0; r < R; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
-  // The weights are never written by earlier kernels: start this warp's first chunks on their way into L2 while
-  // the previous kernel runs (see pdl_enter).
-#pragma unroll
-  for (int r = 0; r < R; r++)
-    if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
+  slice_rows(W, K, N, row0, ks, rows);
   detail::pdl_enter();
   // The row writers (lane 0 of the first warp of each row group) fetch their rows' streams now.
   const bool writer = lane == 0 && warp % P == 0;
@@ -225,8 +243,8 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   __shared__ __align__(8) uint64_t bars[kRowWarps][kBulkDepth];
   __shared__ float red[2][kRowWarps];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), G = kRowWarps / P, grp = warp / P;
-  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
-  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const KSlice ks = k_slice(K, P, warp);
+  const int64_t c_begin = ks.begin, c_end = ks.end;
   const int slice_bytes = c_end > c_begin ? int(c_end - c_begin) * 16 : 0;
   const int ppr = (slice_bytes + kBulkPiece - 1) / kBulkPiece;  // pieces per row of this warp's slice
   const int64_t r_begin = int64_t(blockIdx.x) * rows_per_block, r_end = detail::imin(N, r_begin + rows_per_block);
@@ -302,14 +320,10 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   __shared__ float red[kRowWarps][RW][NT];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), groups = kRowWarps / P;
   const int64_t row0 = (int64_t(blockIdx.x) * groups + warp / P) * RW;
-  const int64_t chunks = K / 8, per = (chunks + P - 1) / P, c_begin = (warp % P) * per;
-  const int64_t c_end = detail::imin(c_begin + per, chunks);
+  const KSlice ks = k_slice(K, P, warp);
+  const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[RW];
-#pragma unroll
-  for (int r = 0; r < RW; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;  // rows past N: never written
-#pragma unroll
-  for (int r = 0; r < RW; r++)
-    if (c_begin + lane * 8 < c_end) detail::prefetch_l2(rows[r] + (c_begin + lane * 8) * 8);
+  slice_rows(W, K, N, row0, ks, rows);
   detail::pdl_enter();
   const float4* x4 = reinterpret_cast<const float4*>(x);
   float acc[RW][NT];
