@@ -2,7 +2,8 @@
 # On the GPU machine, after tools/gpu/run.sh has built build-gpu (same call): A/B decode speed of variants that
 # differ only in environment variables, interleaved round by round so that clock drift hits them all alike.
 #   bash tools/gpu/ab.sh 'base:' 'pre:DS4_EXP_PRE=1' ...
-# Each argument is name:VAR=value VAR=value...; DS4_AB_ROUNDS (default 3), DS4_AB_ARGS (extra ds4 bench args,
+# Each argument is name:VAR=value VAR=value... (DS4_AB_BUILD=dir among them runs that build's ds4: a variant
+# compiled differently, e.g. by run.sh with DS4_GPU_BUILD and DS4_GPU_CMAKE_ARGS); DS4_AB_ROUNDS (default 3), DS4_AB_ARGS (extra ds4 bench args,
 # default: 8 layers, 16-token prefill, 128 decoded tokens). Prints one table row per variant (tok/s of each round).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -14,7 +15,9 @@ declare -A res
 for ((r = 1; r <= rounds; r++)); do
   for spec in "$@"; do
     name="${spec%%:*}"; vars="${spec#*:}"
-    tps=$(cd "$root" && env $vars LD_LIBRARY_PATH="$libdir" "$build/ds4" bench --backend cuda \
+    vbuild="$build"
+    for v in $vars; do case "$v" in DS4_AB_BUILD=*) vbuild="${v#DS4_AB_BUILD=}" ;; esac; done
+    tps=$(cd "$root" && env $vars LD_LIBRARY_PATH="$libdir" "$vbuild/ds4" bench --backend cuda \
       --config bench/configs/flash-next-shape.json --random-weights --ple-vocab-base 100000 "${args[@]}" 2>/dev/null |
       awk -F'|' '/^\| decode/ {gsub(/ /, "", $5); print $5}')
     res[$name]="${res[$name]:-} ${tps:-fail}"

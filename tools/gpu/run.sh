@@ -8,7 +8,7 @@
 #   against the CPU backend), bench.md (op timings), bench-8layer.md and bench-48layer.md (`ds4 bench --backend cuda`
 #   on the Flash-Next shape with transformers' figure from the same run), memcheck.log.
 # Environment: DS4_GPU_BUILD (build folder, default build-gpu), DS4_GPU_TESTS=0 / DS4_GPU_BENCH=0 / DS4_GPU_MODEL_BENCH=quick (8 layers, no reference) / DS4_GPU_MODEL_BENCH=0 /
-# DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_MEMCHECK_FILTER (gtest filter of the memcheck pass), DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
+# DS4_GPU_MEMCHECK=0 skip those steps, DS4_GPU_CMAKE_ARGS (more CMake arguments, e.g. a variant's -DCMAKE_CUDA_FLAGS), DS4_GPU_MEMCHECK_FILTER (gtest filter of the memcheck pass), DS4_GPU_DEADLINE (seconds the whole script may take, default 570; memcheck
 # gets what is left).
 # Exit status: that of the test binary (0 when every GPU test passed).
 set -uo pipefail
@@ -77,7 +77,7 @@ step "configure"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON -DDS4_HTTP=OFF \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_PREFIX_PATH="$prefix/usr" \
   -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
-  || { echo "configure FAILED"; return 2; }
+  ${DS4_GPU_CMAKE_ARGS:-} || { echo "configure FAILED"; return 2; }
 
 step "build (ds4, ds4_cuda_tests, bench_cuda_ops) on $(nproc) cores"
 cmake --build "$build" -j"$(nproc)" --target ds4 ds4_cuda_tests bench_cuda_ops || { echo "build FAILED"; return 2; }

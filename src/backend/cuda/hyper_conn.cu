@@ -7,7 +7,7 @@
 //
 // Kernel 1 (hc_low_kernel): each block owns kLowRows rows of down | inject and all of their K = S * H columns,
 // in chunks that lie inside one stream (at most 1280 columns; H = 2560: 2 per stream, 8 in all, one per warp).
-// A warp streams its chunk of the block's rows (every lane holds its 2 x 5 128-bit weight loads in registers),
+// A warp streams its chunk of the block's rows (every lane holds its 4 x 5 128-bit weight loads in registers),
 // reads x and the norm weights at the same columns, and dots the rows with the unnormalised u = x * (1 + norm):
 // the stream's RMS scale inv_s is one factor of the whole chunk and is applied later. It also sums x^2 of the
 // chunk per token in float64 (every block does: x is read anyway, and no block waits for another). After one
@@ -37,7 +37,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kGroups = 5;              // 8-element column groups per lane per row (both kernels)
 // Kernel 1: a block takes kLowRows rows; a chunk is at most 5 groups x 32 lanes x 8 = 1280 columns, and a block
 // keeps every chunk's partial sums (at most kMaxChunks chunks).
-constexpr int kLowRows = 2;
+constexpr int kLowRows = 4;  // 81 blocks at the Flash-Next shape; 2 (162 blocks) read x twice as often: ~1 % slower
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
 constexpr int kMaxChunks = 64;
 // Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
@@ -125,8 +125,10 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   __shared__ double ssp[kMaxChunks][NT];             // each chunk's sum of x^2 per token
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int r0 = int(blockIdx.x) * kLowRows, rows = min(kLowRows, a.N - r0);
-  // The chunk of the block's rows: 2 x 5 loads of 16 bytes per lane in flight before anything else.
+  // The chunk of the block's rows: 4 x 5 loads of 16 bytes per lane in flight before anything else, and the norm
+  // weights at its columns.
   uint4 w[kLowRows][kGroups];
+  uint4 nw[kGroups];  // the norm weights at the chunk's columns
   auto load_chunk = [&](int c) {
     const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
 #pragma unroll
@@ -137,6 +139,11 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
         w[i][j] = i < rows && g < ng ? detail::ld_stream(a.W + int64_t(r0 + i) * a.D + k0 + 8 * g)
                                      : make_uint4(0u, 0u, 0u, 0u);
       }
+#pragma unroll
+    for (int j = 0; j < kGroups; j++) {
+      const int g = lane + 32 * j;
+      nw[j] = a.norm && g < ng ? *reinterpret_cast<const uint4*>(a.norm + k0 + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
+    }
   };
   // The weights are never written by the kernels before this one: the warp's first chunk is loaded into
   // registers while the kernel before still runs (see pdl_enter).
@@ -150,9 +157,7 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
     float o[kGroups][8];
 #pragma unroll
     for (int j = 0; j < kGroups; j++) {
-      const int g = lane + 32 * j;
-      const uint4 nv = a.norm && g < ng ? *reinterpret_cast<const uint4*>(a.norm + k0 + 8 * g) : make_uint4(0u, 0u, 0u, 0u);
-      const uint32_t q[4] = {nv.x, nv.y, nv.z, nv.w};
+      const uint32_t q[4] = {nw[j].x, nw[j].y, nw[j].z, nw[j].w};
 #pragma unroll
       for (int e = 0; e < 4; e++) o[j][2 * e] = 1.0f + detail::bf_lo(q[e]), o[j][2 * e + 1] = 1.0f + detail::bf_hi(q[e]);
     }
@@ -247,10 +252,12 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
   // The weights are never written by the kernels before this one: the first pass's rows are loaded into
   // registers while kernel 1 still runs (see pdl_enter).
   load(0);
-  detail::pdl_enter();
 
   // The fold at the end reads x and norm at the block's columns: thread i's first item starts those loads now
-  // (the first kPre streams; more are read when folded), so they are not a round trip after the GEMV.
+  // (the first kPre streams; more are read when folded), so they are not a round trip after the GEMV. x is
+  // final before the wait: this grid is launched only once every block of kernel 1 has passed its own wait
+  // (pdl_enter), i.e. once the kernel that wrote x has completed. Read past L1 (ld.global.cg), which may still
+  // hold lines of an older x.
   constexpr int kPre = 4;
   float xpre[kPre], opre[kPre];
   if (int(threadIdx.x) < a.T * hn) {
@@ -258,10 +265,11 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
 #pragma unroll
     for (int s = 0; s < kPre; s++)
       if (s < a.S) {
-        xpre[s] = a.x[t * a.D + s * a.H + h];
+        xpre[s] = __ldcg(a.x + t * a.D + s * a.H + h);
         opre[s] = a.norm ? detail::bf(a.norm[s * a.H + h]) : 0.0f;
       }
   }
+  detail::pdl_enter();
 
   // low (plane order) and inv from kernel 1.
   for (int i = int(threadIdx.x); i < a.T * a.R; i += kThreads) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
@@ -366,8 +374,8 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
                             "hc_mix_fused: x, norm, down_inject and up must be 16-byte aligned");
 
   // K chunks: a stream's H columns in cps chunks of KC (a multiple of 8, at most kMaxChunk), the last one
-  // possibly shorter but never empty. H = 2560: 2 chunks of 1280 per stream, 8 in all (one per warp); with 2 rows
-  // per block, 162 blocks of the 324 rows, each streaming 40 KB.
+  // possibly shorter but never empty. H = 2560: 2 chunks of 1280 per stream, 8 in all (one per warp); with 4 rows
+  // per block, 81 blocks of the 324 rows, each streaming 80 KB.
   int64_t cps = chunks_per_stream(H);
   const int64_t KC = ((H + cps - 1) / cps + 7) / 8 * 8;
   cps = (H + KC - 1) / KC;

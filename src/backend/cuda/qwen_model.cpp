@@ -39,6 +39,19 @@ class Pinned {
   size_t n_ = 0;
 };
 
+// DS4_CUDA_DUP (measurement only): a comma-separated list of ops that every step runs twice, the second time on
+// the same inputs into the same outputs (hc: both mixers; in: the token mixer's input projection; router; route)
+// or into scratch (out: the token mixer's output projection; experts), so that no result changes. The drop in
+// decode tokens/s (tools/gpu/ab.sh) is what one more of that op costs inside the replayed graph, where
+// programmatic dependent launch overlaps kernels: Nsight Compute's serialised kernel times cannot show it.
+int dup_count(const char* op) {
+  static const std::string list = [] {
+    const char* v = std::getenv("DS4_CUDA_DUP");
+    return "," + std::string(v ? v : "") + ",";
+  }();
+  return list.find("," + std::string(op) + ",") == std::string::npos ? 1 : 2;
+}
+
 // The attention kernels support head dims 64, 128 and 256; other head dims (the tiny test models) are
 // zero-padded to the next of these: zeros add nothing to q·k, and the padded output columns are dropped.
 int64_t padded_head_dim(int64_t hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : hd <= 256 ? 256 : hd; }
@@ -491,7 +504,7 @@ class CudaQwenModel : public Model {
       }
       {
         auto s = span("hyper-connection mix");
-        hc_mix(l.attn_hc, x, T, mixed, inject);
+        for (int d = 0; d < dup_count("hc"); d++) hc_mix(l.attn_hc, x, T, mixed, inject);
       }
       if (l.type == LayerType::LinearAttention) {
         auto s = span("gated deltanet");
@@ -502,7 +515,7 @@ class CudaQwenModel : public Model {
       }
       {
         auto s = span("hyper-connection mix");
-        hc_mix(l.mlp_hc, x, T, mixed, inject);
+        for (int d = 0; d < dup_count("hc"); d++) hc_mix(l.mlp_hc, x, T, mixed, inject);
       }
       {
         auto s = span("moe");
@@ -578,7 +591,7 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("gdn.proj linear");
-      linear(ctx_, x, T, H, g.proj.p(), N, pr);
+      for (int d = 0; d < dup_count("in"); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
     float* qkv = cols(pr, T, N, 0, conv);
     float* co = take<float>(T * conv);
@@ -615,6 +628,7 @@ class CudaQwenModel : public Model {
       rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
     }
     auto p3 = prof("gdn.out linear");
+    if (dup_count("out") > 1) linear(ctx_, normed, T, vd, g.out.p(), H, take<float>(T * H));
     linear(ctx_, normed, T, vd, g.out.p(), H, out);
   }
 
@@ -629,7 +643,7 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("attn.proj linear");
-      linear(ctx_, x, T, H, w.proj.p(), N, pr);
+      for (int d = 0; d < dup_count("in"); d++) linear(ctx_, x, T, H, w.proj.p(), N, pr);
     }
 
     // One kernel prepares the indexer's queries (normed, rotated) and appends its raw keys, and the attention's
@@ -688,6 +702,7 @@ class CudaQwenModel : public Model {
       }
     }
     auto p4 = prof("attn.o linear");
+    if (dup_count("out") > 1) linear(ctx_, att, T, NH * HD, w.o.p(), H, take<float>(T * H));
     linear(ctx_, att, T, NH * HD, w.o.p(), H, out);
   }
 
@@ -707,14 +722,14 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("moe.router+shared linear");
-      linear(ctx_, x, T, H, m.proj.p(), N, pr);
+      for (int d = 0; d < dup_count("router"); d++) linear(ctx_, x, T, H, m.proj.p(), N, pr);
     }
     float* router = cols(pr, T, N, 0, E);
     int32_t* idx = take<int32_t>(T * K);
     float* weight = take<float>(T * K);
     {
       auto p2 = prof("moe.route");
-      moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
+      for (int d = 0; d < dup_count("route"); d++) moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
     }
     auto p3 = prof("moe.experts+shared");
     SharedExpert shared;
@@ -724,8 +739,9 @@ class CudaQwenModel : public Model {
     shared.up = pr + E + 1 + SI;
     shared.ld = N;
     shared.inter = SI;
-    moe_experts(ctx_, ExpertWeights{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter}, x, T, idx, weight, K, out,
-                &shared);
+    const ExpertWeights experts{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter};
+    if (dup_count("experts") > 1) moe_experts(ctx_, experts, x, T, idx, weight, K, take<float>(T * H), &shared);
+    moe_experts(ctx_, experts, x, T, idx, weight, K, out, &shared);
   }
 
   // models/qwen_hybrid/ple.cpp: ple_forward, added to the residual streams.
