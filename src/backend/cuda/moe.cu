@@ -386,11 +386,12 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
 constexpr int kRowWarps = 8;
 // Chunks in flight per lane and row. Fewer chunks, more resident warps: gate/up with 4 chunks took 94 registers
 // (2 blocks per multiprocessor, 3 waves of the 803 blocks), with 2 it takes 62 (4 blocks): 21.7 -> 19.0 us a
-// launch; the down pass with 8 chunks held 128 registers (2 blocks), with 4 it is held to 64 (4 blocks). With
-// both, 8-layer decode went from 557 to 566 tokens/s (4 interleaved rounds each, same call; 1 chunk per lane
-// or 2 for down was slower: 548-553).
+// launch (1 chunk held to 48 registers, 5 blocks: slower, 767 against 781 tokens/s). The down pass: 2 chunks held
+// to 48 registers, so 5 blocks per multiprocessor take the 640 blocks of the Flash-Next shape in one wave (with 4
+// chunks and 4 blocks, 64 registers and a few spilled, a second wave of 112 blocks): 8-layer decode 757.8 ->
+// 780.7 tokens/s (3 interleaved rounds, same call).
 constexpr int kRowsGateUpU = 2;
-constexpr int kRowsDownU = 4, kRowsDownBlocksPerSm = 4;
+constexpr int kRowsDownU = 2, kRowsDownBlocksPerSm = 5;
 
 template <int U>
 __global__ void __launch_bounds__(kRowWarps * 32)
