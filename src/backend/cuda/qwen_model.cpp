@@ -44,12 +44,26 @@ class Pinned {
 // or into scratch (out: the token mixer's output projection; experts), so that no result changes. The drop in
 // decode tokens/s (tools/gpu/ab.sh) is what one more of that op costs inside the replayed graph, where
 // programmatic dependent launch overlaps kernels: Nsight Compute's serialised kernel times cannot show it.
-int dup_count(const char* op) {
-  static const std::string list = [] {
+enum DupOp : unsigned { kDupHc = 1, kDupIn = 2, kDupOut = 4, kDupRouter = 8, kDupRoute = 16, kDupExperts = 32 };
+// How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
+int dup_count(DupOp op) {
+  static const unsigned listed = [] {
     const char* v = std::getenv("DS4_CUDA_DUP");
-    return "," + std::string(v ? v : "") + ",";
+    std::string list = ",";
+    list += v ? v : "";
+    list += ',';
+    const std::pair<const char*, DupOp> names[] = {{"hc", kDupHc},         {"in", kDupIn},       {"out", kDupOut},
+                                                   {"router", kDupRouter}, {"route", kDupRoute}, {"experts", kDupExperts}};
+    unsigned m = 0;
+    for (const auto& [name, bit] : names) {
+      std::string key = ",";
+      key += name;
+      key += ',';
+      if (list.find(key) != std::string::npos) m |= bit;
+    }
+    return m;
   }();
-  return list.find("," + std::string(op) + ",") == std::string::npos ? 1 : 2;
+  return listed & op ? 2 : 1;
 }
 
 // The attention kernels support head dims 64, 128 and 256; other head dims (the tiny test models) are
@@ -504,7 +518,7 @@ class CudaQwenModel : public Model {
       }
       {
         auto s = span("hyper-connection mix");
-        for (int d = 0; d < dup_count("hc"); d++) hc_mix(l.attn_hc, x, T, mixed, inject);
+        for (int d = 0; d < dup_count(kDupHc); d++) hc_mix(l.attn_hc, x, T, mixed, inject);
       }
       if (l.type == LayerType::LinearAttention) {
         auto s = span("gated deltanet");
@@ -515,7 +529,7 @@ class CudaQwenModel : public Model {
       }
       {
         auto s = span("hyper-connection mix");
-        for (int d = 0; d < dup_count("hc"); d++) hc_mix(l.mlp_hc, x, T, mixed, inject);
+        for (int d = 0; d < dup_count(kDupHc); d++) hc_mix(l.mlp_hc, x, T, mixed, inject);
       }
       {
         auto s = span("moe");
@@ -591,7 +605,7 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("gdn.proj linear");
-      for (int d = 0; d < dup_count("in"); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
+      for (int d = 0; d < dup_count(kDupIn); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
     float* qkv = cols(pr, T, N, 0, conv);
     float* co = take<float>(T * conv);
@@ -628,7 +642,7 @@ class CudaQwenModel : public Model {
       rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
     }
     auto p3 = prof("gdn.out linear");
-    if (dup_count("out") > 1) linear(ctx_, normed, T, vd, g.out.p(), H, take<float>(T * H));
+    if (dup_count(kDupOut) > 1) linear(ctx_, normed, T, vd, g.out.p(), H, take<float>(T * H));
     linear(ctx_, normed, T, vd, g.out.p(), H, out);
   }
 
@@ -643,7 +657,7 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("attn.proj linear");
-      for (int d = 0; d < dup_count("in"); d++) linear(ctx_, x, T, H, w.proj.p(), N, pr);
+      for (int d = 0; d < dup_count(kDupIn); d++) linear(ctx_, x, T, H, w.proj.p(), N, pr);
     }
 
     // One kernel prepares the indexer's queries (normed, rotated) and appends its raw keys, and the attention's
@@ -702,7 +716,7 @@ class CudaQwenModel : public Model {
       }
     }
     auto p4 = prof("attn.o linear");
-    if (dup_count("out") > 1) linear(ctx_, att, T, NH * HD, w.o.p(), H, take<float>(T * H));
+    if (dup_count(kDupOut) > 1) linear(ctx_, att, T, NH * HD, w.o.p(), H, take<float>(T * H));
     linear(ctx_, att, T, NH * HD, w.o.p(), H, out);
   }
 
@@ -722,14 +736,14 @@ class CudaQwenModel : public Model {
     float* pr = take<float>(T * N);
     {
       auto p1 = prof("moe.router+shared linear");
-      for (int d = 0; d < dup_count("router"); d++) linear(ctx_, x, T, H, m.proj.p(), N, pr);
+      for (int d = 0; d < dup_count(kDupRouter); d++) linear(ctx_, x, T, H, m.proj.p(), N, pr);
     }
     float* router = cols(pr, T, N, 0, E);
     int32_t* idx = take<int32_t>(T * K);
     float* weight = take<float>(T * K);
     {
       auto p2 = prof("moe.route");
-      for (int d = 0; d < dup_count("route"); d++) moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
+      for (int d = 0; d < dup_count(kDupRoute); d++) moe_route(ctx_, router, T, E, K, c.norm_topk_prob, idx, weight);
     }
     auto p3 = prof("moe.experts+shared");
     SharedExpert shared;
@@ -740,7 +754,7 @@ class CudaQwenModel : public Model {
     shared.ld = N;
     shared.inter = SI;
     const ExpertWeights experts{m.gate.p(), m.up.p(), m.down.p(), E, H, c.moe_inter};
-    if (dup_count("experts") > 1) moe_experts(ctx_, experts, x, T, idx, weight, K, take<float>(T * H), &shared);
+    if (dup_count(kDupExperts) > 1) moe_experts(ctx_, experts, x, T, idx, weight, K, take<float>(T * H), &shared);
     moe_experts(ctx_, experts, x, T, idx, weight, K, out, &shared);
   }
 
