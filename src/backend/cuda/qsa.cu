@@ -50,40 +50,57 @@ __global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* 
   }
 }
 
-// Scores of blocks [blockIdx.x * 32, +32) for query t (blockIdx.y): sum over heads of relu(q_h · key_b), / sqrt(D).
-// Block keys are staged in shared memory with rows padded by one float (threads of a warp read different rows);
-// the query heads are split over the 4 warps and the partial sums added in shared memory.
-constexpr int kScoreBlocks = 32, kScoreThreads = 128;
+// Scores of pooled blocks for query t (blockIdx.y): sum over heads of relu(q_h . key_b), / sqrt(D). A CUDA block
+// takes `nsb` pooled blocks from blockIdx.x * nsb, one thread per (head, pooled block) dot product: the dot is one
+// fmaf chain over e in order, and the heads' relu'd dots are added as 4 partial sums (heads g, g + 4, g + 8, ...
+// in order, starting from 0) then ((p0 + p1) + p2) + p3. The same bits as the earlier form, where 4 warps each
+// took every fourth head and a thread ran all of its heads' chains for one block: there a thread's 4 x D
+// dependent fmafs set the time (32 us a decode step at D = 128 and 16 heads under Nsight Compute, whatever the
+// context beyond the budget), here one chain does (10.7 us; an attention layer's decode step after a
+// 4096-token prompt 176 -> 152 us).
+constexpr int kScoreThreads = 256;
 
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
-                 int64_t R, int64_t block_topk, int64_t nb_max, float* scores) {
+                 int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores) {
   detail::pdl_enter();
   extern __shared__ float sm[];
   if (pos0_dev) pos0 = *pos0_dev;
-  float* q_s = sm;                           // [IH][D]
-  float* k_s = q_s + IH * D;                 // [kScoreBlocks][D + 1]
-  float* part = k_s + kScoreBlocks * (D + 1);  // [4][kScoreBlocks]
-  const int64_t t = blockIdx.y, nb = (pos0 + t + 1) / R, b0 = int64_t(blockIdx.x) * kScoreBlocks;
+  float* q_s = sm;                   // [IH][D]
+  float* k_s = q_s + IH * D;         // [nsb][D + 1]: rows padded by one float (lanes read different rows)
+  float* rel = k_s + nsb * (D + 1);  // [IH][nsb]: relu(q_h . key_b)
+  const int64_t t = blockIdx.y, nb = (pos0 + t + 1) / R, b0 = int64_t(blockIdx.x) * nsb;
   if (nb <= block_topk || b0 >= nb) return;  // whole block uniform: no barrier is skipped by only some threads
+#pragma unroll 8
   for (int64_t i = threadIdx.x; i < IH * D; i += blockDim.x) q_s[i] = q[t * IH * D + i];
-  for (int64_t i = threadIdx.x; i < kScoreBlocks * D; i += blockDim.x) {
-    const int64_t bb = i / D, e = i % D;
-    k_s[bb * (D + 1) + e] = b0 + bb < nb ? block_keys[(b0 + bb) * D + e] : 0.0f;
+#pragma unroll 8
+  for (int64_t i = threadIdx.x; i < nsb * D; i += blockDim.x) {
+    const int64_t bl = i / D, e = i % D;
+    k_s[bl * (D + 1) + e] = b0 + bl < nb ? block_keys[(b0 + bl) * D + e] : 0.0f;
   }
   __syncthreads();
-  const int bb = threadIdx.x & 31, grp = threadIdx.x >> 5;
-  float acc = 0.0f;
-  for (int64_t h = grp; h < IH; h += 4) {
+  // Threads of a warp share h (q read as a broadcast) and take consecutive pooled blocks.
+  for (int64_t i = threadIdx.x; i < IH * nsb; i += blockDim.x) {
+    const int64_t h = i / nsb, bl = i % nsb;
+    const float* qh = q_s + h * D;
+    const float* kb = k_s + bl * (D + 1);
     float d = 0.0f;
-    for (int64_t e = 0; e < D; e++) d = fmaf(q_s[h * D + e], k_s[bb * (D + 1) + e], d);
-    acc += fmaxf(d, 0.0f);
+#pragma unroll 8
+    for (int64_t e = 0; e < D; e++) d = fmaf(qh[e], kb[e], d);
+    rel[i] = fmaxf(d, 0.0f);
   }
-  part[grp * kScoreBlocks + bb] = acc;
   __syncthreads();
-  if (grp == 0 && b0 + bb < nb) {
-    const float s = ((part[bb] + part[kScoreBlocks + bb]) + part[2 * kScoreBlocks + bb]) + part[3 * kScoreBlocks + bb];
-    scores[t * nb_max + b0 + bb] = s * (1.0f / sqrtf(float(D)));
+  for (int64_t bl = threadIdx.x; bl < nsb; bl += blockDim.x) {
+    if (b0 + bl >= nb) break;
+    float part[4];
+#pragma unroll
+    for (int g = 0; g < 4; g++) {
+      float acc = 0.0f;
+      for (int64_t h = g; h < IH; h += 4) acc += rel[h * nsb + bl];
+      part[g] = acc;
+    }
+    const float s = ((part[0] + part[1]) + part[2]) + part[3];
+    scores[t * nb_max + b0 + bl] = s * (1.0f / sqrtf(float(D)));
   }
 }
 
@@ -146,11 +163,13 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     detail::require_supported(nb_max <= 16384, "qsa_select: more than 16384 indexer blocks");
     scores = ctx.scratch().take<float>(size_t(T * nb_max));
     replay = ctx.scratch().take<detail::Item>(size_t(T * nb_max));
-    const size_t score_smem = size_t(IH * D + kScoreBlocks * (D + 1) + 4 * kScoreBlocks) * sizeof(float);
+    // Pooled blocks per CUDA block: one thread per (head, pooled block) when IH <= kScoreThreads.
+    const int64_t nsb = detail::imax(1, kScoreThreads / IH);
+    const size_t score_smem = size_t(IH * D + nsb * (D + 1) + IH * nsb) * sizeof(float);
     detail::allow_smem(ctx, score_kernel, score_smem);
-    const dim3 grid(detail::blocks_for(nb_max, kScoreBlocks), unsigned(T));
+    const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
     detail::launch(ctx, score_kernel, grid, kScoreThreads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
-                                                                    block_topk, nb_max, scores);
+                   block_topk, nb_max, nsb, scores);
     DS4_CUDA_CHECK_LAUNCH();
     select_smem = size_t(2 * block_topk) * sizeof(int) + detail::topk_smem_bytes(nb_max);
     detail::allow_smem(ctx, select_kernel, select_smem);

@@ -40,11 +40,23 @@ class Pinned {
 };
 
 // DS4_CUDA_DUP (measurement only): a comma-separated list of ops that every step runs twice, the second time on
-// the same inputs into the same outputs (hc: both mixers; in: the token mixer's input projection; router; route)
-// or into scratch (out: the token mixer's output projection; experts), so that no result changes. The drop in
-// decode tokens/s (tools/gpu/ab.sh) is what one more of that op costs inside the replayed graph, where
-// programmatic dependent launch overlaps kernels: Nsight Compute's serialised kernel times cannot show it.
-enum DupOp : unsigned { kDupHc = 1, kDupIn = 2, kDupOut = 4, kDupRouter = 8, kDupRoute = 16, kDupExperts = 32 };
+// the same inputs into the same outputs (hc: both mixers; in: the token mixer's input projection; router; route;
+// the attention layer's prep, pool (QSA block pooling), select (QSA selection) and attention) or into scratch
+// (out: the token mixer's output projection; experts), so that no result changes. The drop in decode tokens/s
+// (tools/gpu/ab.sh, layer_cost.sh) is what one more of that op costs inside the replayed graph, where programmatic
+// dependent launch overlaps kernels: Nsight Compute's serialised kernel times cannot show it.
+enum DupOp : unsigned {
+  kDupHc = 1,
+  kDupIn = 2,
+  kDupOut = 4,
+  kDupRouter = 8,
+  kDupRoute = 16,
+  kDupExperts = 32,
+  kDupPrep = 64,
+  kDupPool = 128,
+  kDupSelect = 256,
+  kDupAttention = 512
+};
 // How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
 int dup_count(DupOp op) {
   static const unsigned listed = [] {
@@ -52,8 +64,10 @@ int dup_count(DupOp op) {
     std::string list = ",";
     list += v ? v : "";
     list += ',';
-    const std::pair<const char*, DupOp> names[] = {{"hc", kDupHc},         {"in", kDupIn},       {"out", kDupOut},
-                                                   {"router", kDupRouter}, {"route", kDupRoute}, {"experts", kDupExperts}};
+    const std::pair<const char*, DupOp> names[] = {
+        {"hc", kDupHc},          {"in", kDupIn},           {"out", kDupOut},         {"router", kDupRouter},
+        {"route", kDupRoute},    {"experts", kDupExperts}, {"prep", kDupPrep},       {"pool", kDupPool},
+        {"select", kDupSelect},  {"attention", kDupAttention}};
     unsigned m = 0;
     for (const auto& [name, bit] : names) {
       std::string key = ",";
@@ -664,12 +678,14 @@ class CudaQwenModel : public Model {
     // queries, gates, keys and values (attn_prep); then complete blocks are pooled and selected.
     float* qi = take<float>(T * IH * D);
     const Prepared p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi, ls.index_keys.get());
-    qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
+    for (int d = 0; d < dup_count(kDupPool); d++)
+      qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
     int32_t* sel = take<int32_t>(T * stride);
     int32_t* count = take<int32_t>(T);
     {
       auto p2 = prof("attn.qsa select");
-      qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
+      for (int d = 0; d < dup_count(kDupSelect); d++)
+        qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
     }
 
     attend(w, ls.keys.get(), ls.values.get(), p, T, KeySelection::lists(sel, count, stride), out);
@@ -692,8 +708,9 @@ class CudaQwenModel : public Model {
     const AttnPrepShape shape{NH, c.num_kv_heads, HD, HDp, idx_q ? c.idx_heads : 0, idx_q ? c.idx_head_dim : 0};
     const AttnPrepNorms norms{w.q_norm.p(), w.k_norm.p(), idx_q ? w.idx_q_norm.p() : nullptr, float(c.rms_eps)};
     auto s = prof("attn.prep");
-    attn_prep(ctx_, pr, N, T, shape, norms, rope_.params(), Positions{pos3, 0}, sp,
-              AttnPrepOut{p.q, p.gate, keys, values, idx_q, idx_keys});
+    for (int d = 0; d < dup_count(kDupPrep); d++)
+      attn_prep(ctx_, pr, N, T, shape, norms, rope_.params(), Positions{pos3, 0}, sp,
+                AttnPrepOut{p.q, p.gate, keys, values, idx_q, idx_keys});
     return p;
   }
 
@@ -707,7 +724,8 @@ class CudaQwenModel : public Model {
     {
       auto p3 = prof("attn.attention");
       if (HDp == HD) {
-        attention(ctx_, p.q, keys, values, AttnShape{NH, KVH, HD}, T, selection, scale, p.gate, att);
+        for (int d = 0; d < dup_count(kDupAttention); d++)
+          attention(ctx_, p.q, keys, values, AttnShape{NH, KVH, HD}, T, selection, scale, p.gate, att);
       } else {
         float* attp = take<float>(T * NH * HDp);
         attention(ctx_, p.q, keys, values, AttnShape{NH, KVH, HDp}, T, selection, scale, nullptr, attp);
