@@ -4,7 +4,8 @@
 # alone), summarised per kernel: number of launches and the last four launches' times (the decode steps).
 #   bash tools/gpu/kernel_times.sh 'score_kernel|attn_kernel' [ds4 bench arguments...]
 # Default bench arguments: the Flash-Next shape made of 2 attention layers (no PLE), 64 experts, a 4096-token
-# prefill and 3 decoded tokens. Writes $OUT/kernel_times.csv.
+# prefill and 3 decoded tokens. Writes $OUT/$DS4_KT_TAG.csv (default tag kernel_times: give each call of one
+# device run its own).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${OUT:-$root/gpu-out}"
@@ -15,15 +16,16 @@ ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head 
 regex="${1:?kernel regex}"
 shift
 mkdir -p "$out"
+tag="${DS4_KT_TAG:-kernel_times}"
 attn="$(mktemp)"
 sed -E 's/"num_hidden_layers": [0-9]+,/"num_hidden_layers": 48, "full_attention_interval": 1,/; s/"ple_layer_ids": \[[0-9, ]*\]/"ple_layer_ids": []/' \
   "$root/bench/configs/flash-next-shape.json" > "$attn"
 [ $# -eq 0 ] && set -- --config "$attn" --layers 2 --experts 64 --prefill 4096 --decode 3
 DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$libdir" timeout "${DS4_PROFILE_TIMEOUT:-240}" "$ncu" --clock-control none \
   --cache-control none --metrics gpu__time_duration.sum --csv --print-units base --kernel-name "regex:$regex" \
-  "$build/ds4" bench --backend cuda --random-weights --ple-vocab-base 100000 "$@" > "$out/kernel_times.csv" 2> "$out/kernel_times.err"
+  "$build/ds4" bench --backend cuda --random-weights --ple-vocab-base 100000 "$@" > "$out/$tag.csv" 2> "$out/$tag.err"
 echo "ncu exit status: $?"
-python3 - "$out/kernel_times.csv" <<'PY'
+python3 - "$out/$tag.csv" <<'PY'
 import collections, csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 if not rows:

@@ -8,7 +8,8 @@
 #   bash tools/gpu/profile.sh --detail 'hc_up_kernel|down_rows_kernel' [count]
 # instead gives Nsight Compute's full section set (occupancy, warp stall reasons, memory workload) for `count`
 # (default 6) launches of the kernels matching the regex, from the decode steps (DS4_DETAIL_SKIP matching launches
-# before them are skipped, default 60), in $OUT/detail.txt.
+# before them are skipped, default 60), in $OUT/detail.txt. DS4_DETAIL_PREFILL sets the prompt before the decode
+# steps (default 1 token; e.g. 4096 for attention over a full QSA selection, with DS4_DETAIL_SKIP past its launches).
 # Environment: DS4_GPU_BUILD (default build-gpu), DS4_PROFILE_ARGS (extra ds4 bench arguments).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,7 +24,7 @@ if [ "${1:-}" = --detail ]; then
   DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout "${DS4_PROFILE_TIMEOUT:-240}" \
     "$ncu" --set full --cache-control none --clock-control none -k "regex:${2:?kernel regex}" \
     --launch-skip "${DS4_DETAIL_SKIP:-60}" --launch-count "${3:-6}" \
-    "$build/ds4" "${bench[@]}" --prefill 1 --decode 8 > "$out/detail.txt" 2> "$out/detail.err"
+    "$build/ds4" "${bench[@]}" --prefill "${DS4_DETAIL_PREFILL:-1}" --decode 8 ${DS4_PROFILE_ARGS:-} > "$out/detail.txt" 2> "$out/detail.err"
   echo "ncu exit status: $? ($(wc -l < "$out/detail.txt") lines)"
   tail -3 "$out/detail.err"
   exit 0
