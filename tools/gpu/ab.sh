@@ -6,20 +6,14 @@
 # compiled differently, e.g. by run.sh with DS4_GPU_BUILD and DS4_GPU_CMAKE_ARGS); DS4_AB_ROUNDS (default 3), DS4_AB_ARGS (extra ds4 bench args,
 # default: 8 layers, 16-token prefill, 128 decoded tokens). Prints one table row per variant (tok/s of each round).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-build="${DS4_GPU_BUILD:-$root/build-gpu}"
-libdir=/tmp/ds4-gpu-prefix/usr/lib/x86_64-linux-gnu
+source "$(dirname "$0")/lib.sh"
 rounds="${DS4_AB_ROUNDS:-3}"
 args=(${DS4_AB_ARGS:---layers 8 --prefill 16 --decode 128})
 declare -A res
 for ((r = 1; r <= rounds; r++)); do
   for spec in "$@"; do
-    name="${spec%%:*}"; vars="${spec#*:}"
-    vbuild="$build"
-    for v in $vars; do case "$v" in DS4_AB_BUILD=*) vbuild="${v#DS4_AB_BUILD=}" ;; esac; done
-    tps=$(cd "$root" && env $vars LD_LIBRARY_PATH="$libdir" "$vbuild/ds4" bench --backend cuda \
-      --config bench/configs/flash-next-shape.json --random-weights --ple-vocab-base 100000 "${args[@]}" 2>/dev/null |
-      awk -F'|' '/^\| decode/ {gsub(/ /, "", $5); print $5}')
+    name="${spec%%:*}"
+    tps=$(gpu_decode_tps "${spec#*:}" --config "$gpu_shape" "${args[@]}")
     res[$name]="${res[$name]:-} ${tps:-fail}"
   done
 done

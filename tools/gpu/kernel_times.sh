@@ -7,25 +7,22 @@
 # prefill and 3 decoded tokens. Writes $OUT/$DS4_KT_TAG.csv (default tag kernel_times: give each call of one
 # device run its own).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-out="${OUT:-$root/gpu-out}"
-build="${DS4_GPU_BUILD:-$root/build-gpu}"
-libdir=/tmp/ds4-gpu-prefix/usr/lib/x86_64-linux-gnu
-ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)"
+source "$(dirname "$0")/lib.sh"
+ncu="$(gpu_ncu)"
 [ -z "$ncu" ] && { echo "ncu not found"; exit 0; }
 regex="${1:?kernel regex}"
 shift
-mkdir -p "$out"
+mkdir -p "$gpu_out"
 tag="${DS4_KT_TAG:-kernel_times}"
 attn="$(mktemp)"
-sed -E 's/"num_hidden_layers": [0-9]+,/"num_hidden_layers": 48, "full_attention_interval": 1,/; s/"ple_layer_ids": \[[0-9, ]*\]/"ple_layer_ids": []/' \
-  "$root/bench/configs/flash-next-shape.json" > "$attn"
+gpu_one_type_config attn "$attn"
 [ $# -eq 0 ] && set -- --config "$attn" --layers 2 --experts 64 --prefill 4096 --decode 3
-DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$libdir" timeout "${DS4_PROFILE_TIMEOUT:-240}" "$ncu" --clock-control none \
-  --cache-control none --metrics gpu__time_duration.sum --csv --print-units base --kernel-name "regex:$regex" \
-  "$build/ds4" bench --backend cuda --random-weights --ple-vocab-base 100000 "$@" > "$out/$tag.csv" 2> "$out/$tag.err"
+(cd "$gpu_root" && DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$gpu_libdir" timeout "${DS4_PROFILE_TIMEOUT:-240}" "$ncu" \
+  --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --print-units base \
+  --kernel-name "regex:$regex" "$gpu_build/ds4" bench --backend cuda --random-weights --ple-vocab-base 100000 "$@" \
+  > "$gpu_out/$tag.csv" 2> "$gpu_out/$tag.err")
 echo "ncu exit status: $?"
-python3 - "$out/$tag.csv" <<'PY'
+python3 - "$gpu_out/$tag.csv" <<'PY'
 import collections, csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 if not rows:

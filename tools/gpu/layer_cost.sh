@@ -7,32 +7,20 @@
 # DS4_LC_LAYERS (default "4 12"), DS4_LC_ROUNDS (default 2), DS4_LC_ARGS (extra ds4 bench args, default: 64
 # experts, 16-token prefill, 64 decoded tokens). Variants as in ab.sh (DS4_AB_BUILD=dir runs that build's ds4).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-build="${DS4_GPU_BUILD:-$root/build-gpu}"
-libdir=/tmp/ds4-gpu-prefix/usr/lib/x86_64-linux-gnu
+source "$(dirname "$0")/lib.sh"
 read -r l1 l2 <<< "${DS4_LC_LAYERS:-4 12}"
 rounds="${DS4_LC_ROUNDS:-2}"
 args=(${DS4_LC_ARGS:---experts 64 --prefill 16 --decode 64})
 [ $# -eq 0 ] && set -- 'base:'
 tmp="$(mktemp -d)"
-shape="$root/bench/configs/flash-next-shape.json"
-# full_attention_interval 1: every layer attention; a huge interval: every layer GDN. No PLE layer (the config
-# allows PLE on GDN layers only; it would be paid once at both depths anyway).
-for kind in gdn:1000000 attn:1; do
-  sed -E "s/\"num_hidden_layers\": [0-9]+,/\"num_hidden_layers\": 48, \"full_attention_interval\": ${kind#*:},/; s/\"ple_layer_ids\": \[[0-9, ]*\]/\"ple_layer_ids\": []/" \
-    "$shape" > "$tmp/${kind%%:*}.json"
-done
+for kind in gdn attn; do gpu_one_type_config "$kind" "$tmp/$kind.json"; done
 declare -A res
 for ((r = 1; r <= rounds; r++)); do
   for spec in "$@"; do
-    name="${spec%%:*}"; vars="${spec#*:}"
-    vbuild="$build"
-    for v in $vars; do case "$v" in DS4_AB_BUILD=*) vbuild="${v#DS4_AB_BUILD=}" ;; esac; done
+    name="${spec%%:*}"
     for kind in gdn attn; do
       for n in "$l1" "$l2"; do
-        tps=$(cd "$root" && env $vars LD_LIBRARY_PATH="$libdir" "$vbuild/ds4" bench --backend cuda \
-          --config "$tmp/$kind.json" --random-weights --ple-vocab-base 100000 --layers "$n" "${args[@]}" 2>/dev/null |
-          awk -F'|' '/^\| decode/ {gsub(/ /, "", $5); print $5}')
+        tps=$(gpu_decode_tps "${spec#*:}" --config "$tmp/$kind.json" --layers "$n" "${args[@]}")
         res[$name/$kind/$n]="${res[$name/$kind/$n]:-} ${tps:-0}"
       done
     done

@@ -12,11 +12,9 @@
 # steps (default 1 token; e.g. 4096 for attention over a full QSA selection, with DS4_DETAIL_SKIP past its launches).
 # Environment: DS4_GPU_BUILD (default build-gpu), DS4_PROFILE_ARGS (extra ds4 bench arguments).
 set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-out="${OUT:-$root/gpu-out}"
-build="${DS4_GPU_BUILD:-$root/build-gpu}"
-libdir=/tmp/ds4-gpu-prefix/usr/lib/x86_64-linux-gnu
-ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)"
+source "$(dirname "$0")/lib.sh"
+root="$gpu_root" out="$gpu_out" build="$gpu_build" libdir="$gpu_libdir"
+ncu="$(gpu_ncu)"
 [ -z "$ncu" ] && { echo "ncu not found: profile skipped"; exit 0; }
 mkdir -p "$out"
 bench=(bench --backend cuda --config bench/configs/flash-next-shape.json --random-weights --layers 8 --ple-vocab-base 100000)
