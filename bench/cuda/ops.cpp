@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cuda/ops.h"
@@ -144,13 +145,32 @@ void bench_route(Context& ctx, int64_t T, int64_t E, int64_t K, const char* what
   std::printf("| %-46s | %9.1f | %-30s |\n", what, ms * 1e3, "latency");
 }
 
-void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const char* what) {
-  const int64_t heads = 32, kv = 2, hd = 256, cache = 200000;
+// T queries over `keys` cached rows each (position lists when `lists`, else causal). used < keys: the lists hold
+// `keys` slots but only `used` are filled (the decode graph's selection before the context reaches the budget).
+// hash: random inputs, and the output's bits are printed, so that two builds can be checked for the same results.
+void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const char* what, int64_t cache = 200000,
+                     bool hash = false, int64_t used = -1) {
+  const int64_t heads = 32, kv = 2, hd = 256;
+  if (used < 0) used = keys;
   auto kc = filled<bf16>(size_t(cache * kv * hd), kWeightByte), vc = filled<bf16>(size_t(cache * kv * hd), kWeightByte);
   auto q = filled<float>(size_t(T * heads * hd), 0x3C), gate = filled<float>(size_t(T * heads * hd), 0x3C);
   auto out = filled<float>(size_t(T * heads * hd), 0);
+  if (hash) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    auto fill = [&](auto& buf, size_t n) {
+      using V = std::remove_pointer_t<decltype(buf.get())>;
+      std::vector<V> h(n);
+      for (auto& v : h) v = V(d(rng));
+      DS4_CUDA_CHECK(cudaMemcpy(buf.get(), h.data(), n * sizeof(V), cudaMemcpyHostToDevice));
+    };
+    fill(kc, size_t(cache * kv * hd));
+    fill(vc, size_t(cache * kv * hd));
+    fill(q, size_t(T * heads * hd));
+    fill(gate, size_t(T * heads * hd));
+  }
   std::vector<int32_t> sel(size_t(T * keys));
-  std::vector<int32_t> count(static_cast<size_t>(T), static_cast<int32_t>(keys));
+  std::vector<int32_t> count(static_cast<size_t>(T), static_cast<int32_t>(used));
   for (int64_t t = 0; t < T; t++)
     for (int64_t i = 0; i < keys; i++) sel[size_t(t * keys + i)] = int32_t(i * (cache / keys));  // spread rows
   DeviceBuffer<int32_t> dsel(sel), dcount(count);
@@ -159,6 +179,16 @@ void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const ch
     attention(ctx, q.get(), kc.get(), vc.get(), AttnShape{heads, kv, hd}, T, ks, 1.0f / 16.0f, gate.get(), out.get());
   });
   if (T == 1) row_bw(what, ms, double(keys) * 2.0 * double(kv * hd) * 2.0);
+  if (hash) {
+    // The output's bits (FNV-1a over the bytes), so that two builds of a kernel change can be checked for the
+    // same results in one call. The inputs differ per row: q varies by position so every key and split counts.
+    std::vector<float> h(size_t(T * heads * hd));
+    DS4_CUDA_CHECK(cudaMemcpy(h.data(), out.get(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    uint64_t f = 1469598103934665603ull;
+    for (unsigned char c : std::string(reinterpret_cast<const char*>(h.data()), h.size() * sizeof(float)))
+      f = (f ^ c) * 1099511628211ull;
+    std::printf("|   output bits (FNV-1a) %016llx |  |  |\n", static_cast<unsigned long long>(f));
+  }
   else row_flops(what, ms, 4.0 * double(T) * double(heads) * double(keys) * double(hd) * (lists ? 1.0 : 0.5));
 }
 
@@ -219,9 +249,19 @@ void bench_hc(Context& ctx) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
     Context ctx(0, size_t(2) << 30);
+    if (argc > 1 && std::string(argv[1]) == "attention") {
+      // Decode attention alone, over selections packed in a 4096-position cache (as after a 4096-token prompt).
+      std::printf("| %-46s | %9s | %-30s |\n|---|---|---|\n", "op", "us", "rate");
+      for (int64_t used : {16, 64, 512, 2112}) {
+        const std::string what = "attention T=1, " + std::to_string(used) + " of 2112 listed keys";
+        bench_attention(ctx, 1, 2112, true, what.c_str(), 4096, true, used);
+      }
+      bench_attention(ctx, 4, 2112, true, "attention T=4, 2112 listed keys", 4096, true);
+      return 0;
+    }
     cudaDeviceProp prop{};
     DS4_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("%s, %d SMs, L2 %d MB. Flash-Next shapes (hidden 2560, 512 experts top-10 x 640, 32/2 heads x 256).\n\n",

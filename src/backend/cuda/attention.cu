@@ -43,15 +43,31 @@ struct Args {
   float scale;
 };
 
-__device__ __forceinline__ void to_float8(const bf16* src, float* dst) {
-  const uint4 u = *reinterpret_cast<const uint4*>(src);
-  dst[0] = detail::bf_lo(u.x), dst[1] = detail::bf_hi(u.x), dst[2] = detail::bf_lo(u.y), dst[3] = detail::bf_hi(u.y);
-  dst[4] = detail::bf_lo(u.z), dst[5] = detail::bf_hi(u.z), dst[6] = detail::bf_lo(u.w), dst[7] = detail::bf_hi(u.w);
-}
-__device__ __forceinline__ void to_float8(const float* src, float* dst) {
-  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
-  *reinterpret_cast<float4*>(dst + 4) = *reinterpret_cast<const float4*>(src + 4);
-}
+// Eight consecutive K or V elements in registers, as loaded (so the next tile's loads can be in flight while a
+// tile is computed), and their float32 copy in shared memory.
+template <class KV>
+struct Raw8;
+template <>
+struct Raw8<bf16> {
+  uint4 u;
+  __device__ __forceinline__ void load(const bf16* src) { u = *reinterpret_cast<const uint4*>(src); }
+  __device__ __forceinline__ void store(float* dst) const {
+    *reinterpret_cast<float4*>(dst) = make_float4(detail::bf_lo(u.x), detail::bf_hi(u.x), detail::bf_lo(u.y), detail::bf_hi(u.y));
+    *reinterpret_cast<float4*>(dst + 4) = make_float4(detail::bf_lo(u.z), detail::bf_hi(u.z), detail::bf_lo(u.w), detail::bf_hi(u.w));
+  }
+};
+template <>
+struct Raw8<float> {
+  float4 a, b;
+  __device__ __forceinline__ void load(const float* src) {
+    a = *reinterpret_cast<const float4*>(src);
+    b = *reinterpret_cast<const float4*>(src + 4);
+  }
+  __device__ __forceinline__ void store(float* dst) const {
+    *reinterpret_cast<float4*>(dst) = a;
+    *reinterpret_cast<float4*>(dst + 4) = b;
+  }
+};
 
 template <int HD, class KV>
 __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
@@ -72,6 +88,29 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
   const int64_t kv_stride = int64_t(a.kv_heads) * HD;
 
+  // A tile's K/V rows: kLoads groups of 8 elements of K and of V per thread. The next tile's loads are issued
+  // as soon as a tile is in shared memory, so its memory round trips (position, then rows) overlap the
+  // tile's scores, softmax and PV; the shared-memory contents and every sum are the same as loading each tile
+  // when it is needed.
+  constexpr int kLoads = C::kNT * HD / 8 / kThreads;
+  static_assert(C::kNT * HD / 8 == kLoads * kThreads, "a tile is a whole number of loads per thread");
+  Raw8<KV> rk[kLoads], rv[kLoads];
+  auto issue = [&](int64_t base) {
+    const int nt = int(detail::imin(C::kNT, s1 - base));
+#pragma unroll
+    for (int j = 0; j < kLoads; j++) {
+      const int i = tid + j * kThreads, nn = i / (HD / 8), c = (i % (HD / 8)) * 8;
+      if (nn < nt) {
+        const int64_t key = base + nn;
+        const int64_t pos = a.positions ? int64_t(a.positions[t * a.stride + key]) : key;
+        const int64_t off = pos * kv_stride + int64_t(kvh) * HD + c;
+        rk[j].load(a.keys + off);
+        rv[j].load(a.values + off);
+      }
+    }
+  };
+  if (s0 < s1) issue(s0);
+
   for (int i = tid; i < C::kHPB * HD; i += kThreads) {
     const int hh = i / HD, d = i % HD;
     q_s[hh][d] = hh < nh ? a.q[(t * a.heads + h0 + hh) * HD + d] : 0.0f;
@@ -86,17 +125,16 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   for (int64_t base = s0; base < s1; base += C::kNT) {
     const int nt = int(detail::imin(C::kNT, s1 - base));
     __syncthreads();  // the previous tile is consumed (and q_s, m_s are initialised)
-    for (int i = tid; i < C::kNT * HD / 8; i += kThreads) {
-      const int nn = i / (HD / 8), c = (i % (HD / 8)) * 8;
+#pragma unroll
+    for (int j = 0; j < kLoads; j++) {
+      const int i = tid + j * kThreads, nn = i / (HD / 8), c = (i % (HD / 8)) * 8;
       if (nn < nt) {
-        const int64_t key = base + nn;
-        const int64_t pos = a.positions ? int64_t(a.positions[t * a.stride + key]) : key;
-        const int64_t off = pos * kv_stride + int64_t(kvh) * HD + c;
-        to_float8(a.keys + off, &k_s[nn][c]);
-        to_float8(a.values + off, &v_s[nn][c]);
+        rk[j].store(&k_s[nn][c]);
+        rv[j].store(&v_s[nn][c]);
       }
     }
     __syncthreads();
+    if (base + C::kNT < s1) issue(base + C::kNT);
     // Scores: a team of kTS lanes per (head, key) dot product, kSPT of them per thread.
 #pragma unroll
     for (int s = 0; s < C::kSPT; s++) {
@@ -172,21 +210,42 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
 }
 
 // Merges the splits of one (token, head) row: weights e^(m_s - M), normalised by the merged sum; one thread per dim.
+// Every split's partial of the thread's dim is loaded right after the wait, kCombineChunk at a time, all in flight
+// together (one memory round trip for the decode shapes' 33 splits, where a loop that loads as it sums waits once
+// per split); the sums then run in split order as before.
+constexpr int kCombineChunk = 48;
+constexpr int kMaxSplits = 1024;  // the running max and sum of each split are staged in shared memory
+
 __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
                                     int splits, int HD) {
+  __shared__ float ml_s[2 * kMaxSplits];
   detail::pdl_enter();
   const int64_t row = blockIdx.x;
   const int d = threadIdx.x;
   const float* ml = part_ml + row * splits * 2;
+  const float* acc = part_acc + row * splits * HD + d;
+  float v[kCombineChunk];
+#pragma unroll
+  for (int j = 0; j < kCombineChunk; j++) v[j] = j < splits ? acc[int64_t(j) * HD] : 0.0f;
+  for (int i = d; i < 2 * splits; i += int(blockDim.x)) ml_s[i] = ml[i];
+  __syncthreads();
   float M = -INFINITY;
-  for (int s = 0; s < splits; s++) M = fmaxf(M, ml[2 * s]);
+  for (int s = 0; s < splits; s++) M = fmaxf(M, ml_s[2 * s]);
   float L = 0.0f, o = 0.0f;
   if (M != -INFINITY)
-    for (int s = 0; s < splits; s++) {
-      if (ml[2 * s] == -INFINITY) continue;
-      const float w = expf(ml[2 * s] - M);
-      L += ml[2 * s + 1] * w;
-      o += part_acc[(row * splits + s) * HD + d] * w;
+    for (int s0 = 0; s0 < splits; s0 += kCombineChunk) {
+      if (s0 > 0) {
+#pragma unroll
+        for (int j = 0; j < kCombineChunk; j++) v[j] = s0 + j < splits ? acc[int64_t(s0 + j) * HD] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kCombineChunk; j++) {
+        const int s = s0 + j;
+        if (s >= splits || ml_s[2 * s] == -INFINITY) continue;
+        const float w = expf(ml_s[2 * s] - M);
+        L += ml_s[2 * s + 1] * w;
+        o += v[j] * w;
+      }
     }
   o = L > 0.0f ? o / L : 0.0f;
   if (gate) o *= detail::sigmoid(gate[row * HD + d]);
@@ -208,7 +267,8 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   int64_t kps = (sel.max_keys + splits - 1) / splits;
   kps = (kps + C::kNT - 1) / C::kNT * C::kNT;
   splits = (sel.max_keys + kps - 1) / kps;
-  detail::require(T * splits < (int64_t(1) << 31) && s.kv_heads * head_groups < 65536, "attention: grid too large");
+  detail::require(T * splits < (int64_t(1) << 31) && s.kv_heads * head_groups < 65536 && splits <= kMaxSplits,
+                  "attention: grid too large");
 
   ScratchScope scope(ctx.scratch());
   Args<KV> a{};
