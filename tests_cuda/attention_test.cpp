@@ -96,7 +96,9 @@ INSTANTIATE_TEST_SUITE_P(
         AttnCase{6, 1, 64, 64, true, 400, 128, false, true, 2.0f},     // lists, group 6 below the block's 16
         AttnCase{40, 2, 64, 5, false, 30, 0, true, false, 1.0f},       // group 20: a full and a partial head group
         AttnCase{4, 2, 128, 1, false, 0, 0, false, true, 1.0f},        // the very first token: one key
-        AttnCase{8, 1, 256, 33, true, 3000, 2112, true, false, 1.0f})); // many queries with long lists
+        AttnCase{8, 1, 256, 33, true, 3000, 2112, true, false, 1.0f},  // many queries with long lists
+        AttnCase{32, 2, 256, 1, true, 30000, 20000, true, true, 1.0f},  // decode: over 32 listed keys per warp
+        AttnCase{16, 2, 128, 8, true, 3000, 700, true, true, 1.0f}));   // a verification chunk of 8 queries
 
 }  // namespace
 }  // namespace ds4::cuda::test

@@ -8,6 +8,7 @@
 // Decode (few queries) uses many splits to cover the GPU; prefill has enough (query, head-group) blocks to
 // use one split and writes the output directly.
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cuda/common.cuh"
 
@@ -209,6 +210,154 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   }
 }
 
+// ----- decode (up to 8 queries, bfloat16 cache): a warp per key, no block-wide step per tile -----
+// The tiled kernel above pays a chain of shared-memory phases and block barriers per 16 keys; at decode a block
+// has only 64 keys or so, and those chains, not the bytes, set its time. Here each warp takes every 8th key of
+// the block's split and keeps the block's heads' online softmax in registers: a lane holds E = HD / 32 dims of
+// the heads' queries and accumulators, a key's scores are warp sums, and kDepth keys' K/V rows are in flight per
+// warp (their positions read for 32 keys at once). The warps' partial softmaxes are merged once at the end, in
+// warp order, into the same [splits] partial the combine kernel reads (or the output when there is one split).
+// A query's sums depend only on its own keys and the split, never on T, so verification rows equal decode rows.
+constexpr int kDecodeHeads = 4;  // heads per block: E x 4 registers of queries and of accumulators per lane
+constexpr int kDecodeDepth = 3;  // keys in flight per warp (4 spills at HD 256)
+
+template <int HD>
+__global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) {
+  constexpr int E = HD / 32, H = kDecodeHeads, W = kThreads / 32, D = kDecodeDepth;
+  static_assert(E % 2 == 0 && E <= 8, "a lane's dims are whole bf16 pairs");
+  __shared__ __align__(16) float acc_s[W][H][HD];
+  __shared__ float m_w[W][H], l_w[W][H];
+  detail::pdl_enter();
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t t = blockIdx.x / a.splits;
+  const int split = int(blockIdx.x % a.splits);
+  const int kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
+  const int h0 = kvh * a.group + hg * H;
+  const int nh = min(H, a.group - hg * H);
+  const int64_t n = a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
+  const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
+  const int64_t kv_stride = int64_t(a.kv_heads) * HD;
+  // The warp's keys: s0 + warp + W * i, i < count.
+  const int64_t first = s0 + warp;
+  const int count = s1 > first ? int((s1 - first + W - 1) / W) : 0;
+  const bf16* kb = a.keys + int64_t(kvh) * HD + lane * E;
+  const bf16* vb = a.values + int64_t(kvh) * HD + lane * E;
+  auto row_at = [&](int i) { return a.positions ? int64_t(a.positions[t * a.stride + first + int64_t(W) * i]) : first + int64_t(W) * i; };
+  int64_t rows32 = lane < count ? row_at(lane) : 0;  // the cache rows of keys 32c .. 32c + 31, one per lane
+
+  uint32_t kr[D][E / 2], vr[D][E / 2];
+  auto load = [&](int slot, int i) {
+    const int64_t r = __shfl_sync(0xffffffffu, rows32, i & 31);
+    const uint32_t* kp = reinterpret_cast<const uint32_t*>(kb + r * kv_stride);
+    const uint32_t* vp = reinterpret_cast<const uint32_t*>(vb + r * kv_stride);
+    if constexpr (E == 8) {
+      const uint4 k4 = *reinterpret_cast<const uint4*>(kp), v4 = *reinterpret_cast<const uint4*>(vp);
+      kr[slot][0] = k4.x, kr[slot][1] = k4.y, kr[slot][2] = k4.z, kr[slot][3] = k4.w;
+      vr[slot][0] = v4.x, vr[slot][1] = v4.y, vr[slot][2] = v4.z, vr[slot][3] = v4.w;
+    } else if constexpr (E == 4) {
+      const uint2 k2 = *reinterpret_cast<const uint2*>(kp), v2 = *reinterpret_cast<const uint2*>(vp);
+      kr[slot][0] = k2.x, kr[slot][1] = k2.y;
+      vr[slot][0] = v2.x, vr[slot][1] = v2.y;
+    } else {
+      kr[slot][0] = kp[0];
+      vr[slot][0] = vp[0];
+    }
+  };
+#pragma unroll
+  for (int j = 0; j < D; j++)
+    if (j < count) load(j, j);
+
+  float q[H][E], acc[H][E], m[H], l[H];
+#pragma unroll
+  for (int hh = 0; hh < H; hh++) {
+    m[hh] = -INFINITY, l[hh] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+      q[hh][e] = hh < nh ? a.q[(t * a.heads + h0 + hh) * HD + lane * E + e] : 0.0f;
+      acc[hh][e] = 0.0f;
+    }
+  }
+
+  for (int i0 = 0; i0 < count; i0 += D) {
+#pragma unroll
+    for (int j = 0; j < D; j++) {
+      const int i = i0 + j;
+      if (i >= count) break;
+      float d[H];
+#pragma unroll
+      for (int hh = 0; hh < H; hh++) {
+        d[hh] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < E / 2; e++) {
+          d[hh] = fmaf(q[hh][2 * e], detail::bf_lo(kr[j][e]), d[hh]);
+          d[hh] = fmaf(q[hh][2 * e + 1], detail::bf_hi(kr[j][e]), d[hh]);
+        }
+      }
+#pragma unroll
+      for (int hh = 0; hh < H; hh++) d[hh] = detail::warp_sum(d[hh]);
+      float v[E];
+#pragma unroll
+      for (int e = 0; e < E / 2; e++) v[2 * e] = detail::bf_lo(vr[j][e]), v[2 * e + 1] = detail::bf_hi(vr[j][e]);
+      // The slot is free: the key D further on (its row from the lanes' rows, read anew every 32 keys).
+      const int next = i + D;
+      if (next < count) {
+        if ((next & 31) == 0) rows32 = next + lane < count ? row_at(next + lane) : 0;
+        load(j, next);
+      }
+#pragma unroll
+      for (int hh = 0; hh < H; hh++) {
+        const float sc = d[hh] * a.scale, mn = fmaxf(m[hh], sc);
+        const float corr = m[hh] == -INFINITY ? 0.0f : expf(m[hh] - mn);
+        const float p = mn == -INFINITY ? 0.0f : expf(sc - mn);
+        l[hh] = l[hh] * corr + p;
+#pragma unroll
+        for (int e = 0; e < E; e++) acc[hh][e] = fmaf(p, v[e], acc[hh][e] * corr);
+        m[hh] = mn;
+      }
+    }
+  }
+
+  // Merge the warps' partials (warp order), one thread per 4 dims of a head.
+#pragma unroll
+  for (int hh = 0; hh < H; hh++) {
+#pragma unroll
+    for (int e = 0; e < E; e++) acc_s[warp][hh][lane * E + e] = acc[hh][e];
+    if (lane == 0) m_w[warp][hh] = m[hh], l_w[warp][hh] = l[hh];
+  }
+  __syncthreads();
+  const int hp = tid / (HD / 4), dq = (tid % (HD / 4)) * 4;  // H * HD / 4 <= kThreads
+  if (hp >= nh) return;
+  float M = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < W; w++) M = fmaxf(M, m_w[w][hp]);
+  float L = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (M != -INFINITY)
+#pragma unroll
+    for (int w = 0; w < W; w++) {
+      if (m_w[w][hp] == -INFINITY) continue;
+      const float wt = expf(m_w[w][hp] - M);
+      L += l_w[w][hp] * wt;
+      const float4 x = *reinterpret_cast<const float4*>(&acc_s[w][hp][dq]);
+      o[0] += x.x * wt, o[1] += x.y * wt, o[2] += x.z * wt, o[3] += x.w * wt;
+    }
+  const int64_t row = t * a.heads + h0 + hp;
+  if (a.splits == 1) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      float r = L > 0.0f ? o[i] / L : 0.0f;
+      if (a.gate) r *= detail::sigmoid(a.gate[row * HD + dq + i]);
+      a.out[row * HD + dq + i] = r;
+    }
+  } else {
+    const int64_t pi = row * a.splits + split;
+    *reinterpret_cast<float4*>(&a.part_acc[pi * HD + dq]) = make_float4(o[0], o[1], o[2], o[3]);
+    if (dq == 0) {
+      a.part_ml[pi * 2] = M;
+      a.part_ml[pi * 2 + 1] = L;
+    }
+  }
+}
+
 // Merges the splits of one (token, head) row: weights e^(m_s - M), normalised by the merged sum; one thread per dim.
 // Every split's partial of the thread's dim is loaded right after the wait, kCombineChunk at a time, all in flight
 // together (one memory round trip for the decode shapes' 33 splits, where a loop that loads as it sums waits once
@@ -256,7 +405,9 @@ template <int HD, class KV>
 void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
             const KeySelection& sel, float scale, const float* gate, float* out) {
   using C = Cfg<HD>;
-  const int group = int(s.heads / s.kv_heads), head_groups = (group + C::kHPB - 1) / C::kHPB;
+  const bool decode = std::is_same_v<KV, bf16> && T <= 8;  // attn_decode_kernel
+  const int hpb = decode ? kDecodeHeads : C::kHPB;
+  const int group = int(s.heads / s.kv_heads), head_groups = (group + hpb - 1) / hpb;
   // Split each query's keys until the grid covers every multiprocessor about twice, in whole tiles. Up to 8
   // queries (decode, speculative verification) split as one query does, so that a query's partial softmaxes,
   // and with them its output's bits, do not depend on how many queries share the call.
@@ -283,7 +434,10 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   a.heads = int(s.heads), a.kv_heads = int(s.kv_heads), a.group = group, a.head_groups = head_groups;
   a.splits = int(splits), a.scale = scale;
   const dim3 grid(unsigned(T * splits), unsigned(s.kv_heads * head_groups));
-  detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
+  if constexpr (std::is_same_v<KV, bf16>) {
+    if (decode) detail::launch(ctx, attn_decode_kernel<HD>, grid, kThreads, 0, a);
+  }
+  if (!decode) detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
   DS4_CUDA_CHECK_LAUNCH();
   if (splits > 1) {
     detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits), HD);
