@@ -11,6 +11,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
+#include "backend/cuda/trace.h"
 
 namespace ds4::cuda::detail {
 
@@ -80,6 +81,15 @@ __device__ T block_sum(T v, T* red) {
 __host__ __device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 __host__ __device__ __forceinline__ int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
+#ifdef DS4_CUDA_TRACE
+// This translation unit's pointer to the decode-step timeline (trace.h), set by the trace::Recorder.
+namespace trace_unit {
+static __device__ trace::Buf* g_trace = nullptr;
+static void set(trace::Buf* p) { DS4_CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &p, sizeof(p))); }
+[[maybe_unused]] static const bool registered = (trace::register_unit(&set), true);
+}  // namespace trace_unit
+#endif
+
 // ----- programmatic dependent launch -----
 // Every kernel is launched with programmatic stream serialization (launch() below) and begins with
 // pdl_enter(): it waits until the kernel before it on the stream has finished and its writes are visible
@@ -89,8 +99,25 @@ __host__ __device__ __forceinline__ int64_t imax(int64_t a, int64_t b) { return 
 // without the attribute (or before sm_90), both instructions do nothing.
 __device__ __forceinline__ void pdl_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#ifdef DS4_CUDA_TRACE
+  unsigned long long t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+#endif
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#ifdef DS4_CUDA_TRACE
+  trace::Buf* b = trace_unit::g_trace;
+  if (b && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned long long t1, grid;
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const unsigned i = atomicAdd(&b->n, 1u);
+    if (i < b->cap)
+      b->rec[i] = trace::Rec{grid, t0, t1, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), sm};
+  }
+#endif
 #endif
 }
 
@@ -116,6 +143,9 @@ inline bool pdl_enabled() {
 template <typename... KArgs, typename... Args>
 inline void launch_in_clusters(const Context& ctx, unsigned cluster_x, void (*kernel)(KArgs...), dim3 grid, dim3 block,
                                size_t smem, Args&&... args) {
+#ifdef DS4_CUDA_TRACE
+  trace::note_launch(reinterpret_cast<const void*>(kernel));
+#endif
   cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;

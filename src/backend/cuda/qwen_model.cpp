@@ -8,6 +8,8 @@
 
 #include "backend/cpu/rope.h"
 #include "backend/cuda/block_profiler.h"
+#include "backend/cuda/step_clock.h"
+#include "backend/cuda/trace.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
 #include "backend/cuda/qwen_weights.h"
@@ -389,6 +391,11 @@ class CudaQwenModel : public Model {
                  bool all_positions, bool pick = false) const {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size, H = cfg_.hidden_size;
     std::memcpy(tok_host_.get(), tokens.data(), tokens.size_bytes());
+    const bool timed = T == 1 && pick;
+    if (timed) step_clock_.begin(ctx_.stream());
+#ifdef DS4_CUDA_TRACE
+    if (timed && tracer_) tracer_->reset(ctx_.stream()), trace::clear_launches();
+#endif
     DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
                                    ctx_.stream()));
     const bool rows_all = all_positions && T > 1;
@@ -407,7 +414,18 @@ class CudaQwenModel : public Model {
       greedy_pick(ctx_, logits_dev_.get(), V, pick_dev_.get());
       DS4_CUDA_CHECK(cudaMemcpyAsync(pick_host_.get(), pick_dev_.get(), 2 * sizeof(int32_t), cudaMemcpyDeviceToHost,
                                      ctx_.stream()));
+      if (timed) step_clock_.end(ctx_.stream());
       ctx_.synchronize();
+      if (timed) step_clock_.collect();
+#ifdef DS4_CUDA_TRACE
+      if (timed && tracer_) {
+        // The graph's kernels (when the step replayed one: nothing was launched from the host but the pick),
+        // then the host's launches of this step.
+        std::vector<std::string> names = opts_.graphs && !profiler_.on() ? graph_kernels_ : std::vector<std::string>{};
+        for (auto& n : trace::launches()) names.push_back(n);
+        tracer_->dump(std::getenv("DS4_CUDA_TRACE_OUT"), names);
+      }
+#endif
       return;
     }
     if (!out) {
@@ -489,6 +507,9 @@ class CudaQwenModel : public Model {
   // Records one decode step of this state, reading the position from pos_dev (valid up to the capacity).
   void capture_decode(CudaQwenState& st) const {
     cudaGraph_t g = nullptr;
+#ifdef DS4_CUDA_TRACE
+    trace::clear_launches();
+#endif
     DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
     try {
       step(st, 1, SeqPos{st.pos_dev.get(), st.capacity - 1}, false, 0);
@@ -501,6 +522,9 @@ class CudaQwenModel : public Model {
     const cudaError_t e = cudaGraphInstantiate(&st.graph, g, 0);
     cudaGraphDestroy(g);
     DS4_CUDA_CHECK(e);
+#ifdef DS4_CUDA_TRACE
+    graph_kernels_ = trace::launches();
+#endif
   }
 
   // The forward pass of T tokens at position sp (tokens already in tok_dev_). Leaves the final hidden states
@@ -822,6 +846,12 @@ class CudaQwenModel : public Model {
   DeviceBuffer<int32_t> pick_dev_;  // greedy_pick's {token, status}
   Pinned<int32_t> pick_host_;
   mutable BlockProfiler profiler_;
+  mutable StepClock step_clock_;
+#ifdef DS4_CUDA_TRACE
+  std::unique_ptr<trace::Recorder> tracer_ =
+      std::getenv("DS4_CUDA_TRACE_OUT") ? std::make_unique<trace::Recorder>(size_t(1) << 20) : nullptr;
+  mutable std::vector<std::string> graph_kernels_;
+#endif
   mutable bool profiling_ = false;
   mutable std::mutex mu_;  // one forward at a time: the scratch arena, token and logits buffers are shared
 };

@@ -1,0 +1,91 @@
+// Host side of the decode-step timeline (trace.h); empty unless configured with -DDS4_CUDA_TRACE=ON.
+#include "backend/cuda/trace.h"
+
+#ifdef DS4_CUDA_TRACE
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "backend/cuda/check.h"
+
+namespace ds4::cuda::trace {
+namespace {
+std::mutex& mu() {
+  static std::mutex m;
+  return m;
+}
+std::vector<void (*)(Buf*)>& units() {
+  static std::vector<void (*)(Buf*)> v;
+  return v;
+}
+std::vector<std::string>& names() {
+  static std::vector<std::string> v;
+  return v;
+}
+}  // namespace
+
+void register_unit(void (*set)(Buf*)) {
+  std::lock_guard<std::mutex> lock(mu());
+  units().push_back(set);
+}
+
+void note_launch(const void* kernel) {
+  const char* raw = nullptr;
+  std::string name = "?";
+  if (cudaFuncGetName(&raw, kernel) == cudaSuccess && raw) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(raw, nullptr, nullptr, &status);
+    name = status == 0 && d ? d : raw;
+    std::free(d);
+  }
+  std::lock_guard<std::mutex> lock(mu());
+  names().push_back(name);
+}
+
+void clear_launches() {
+  std::lock_guard<std::mutex> lock(mu());
+  names().clear();
+}
+
+std::vector<std::string> launches() {
+  std::lock_guard<std::mutex> lock(mu());
+  return names();
+}
+
+Recorder::Recorder(size_t cap) : cap_(cap) {
+  DS4_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&buf_), sizeof(Buf) + cap * sizeof(Rec)));
+  const unsigned head[4] = {0u, unsigned(cap), 0u, 0u};
+  DS4_CUDA_CHECK(cudaMemcpy(buf_, head, sizeof(head), cudaMemcpyHostToDevice));
+  std::lock_guard<std::mutex> lock(mu());
+  for (auto set : units()) set(buf_);
+}
+
+Recorder::~Recorder() {
+  {
+    std::lock_guard<std::mutex> lock(mu());
+    for (auto set : units()) set(nullptr);
+  }
+  cudaFree(buf_);
+}
+
+void Recorder::reset(cudaStream_t s) { DS4_CUDA_CHECK(cudaMemsetAsync(buf_, 0, sizeof(unsigned), s)); }
+
+void Recorder::dump(const std::string& path, const std::vector<std::string>& kernel_names) const {
+  unsigned n = 0;
+  DS4_CUDA_CHECK(cudaMemcpy(&n, buf_, sizeof(n), cudaMemcpyDeviceToHost));
+  const size_t m = std::min<size_t>(n, cap_);
+  std::vector<Rec> recs(m);
+  if (m) DS4_CUDA_CHECK(cudaMemcpy(recs.data(), buf_->rec, m * sizeof(Rec), cudaMemcpyDeviceToHost));
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return;
+  std::fprintf(f, "# records %u (capacity %zu)\n", n, cap_);
+  for (const auto& k : kernel_names) std::fprintf(f, "name\t%s\n", k.c_str());
+  for (const auto& r : recs)
+    std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\n", r.grid, r.block, r.sm, r.entry, r.release);
+  std::fclose(f);
+}
+
+}  // namespace ds4::cuda::trace
+#endif
