@@ -72,7 +72,7 @@ struct Raw8<float> {
 
 template <int HD, class KV>
 __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   using C = Cfg<HD>;
   __shared__ __align__(16) float q_s[C::kHPB][HD];
   __shared__ __align__(16) float k_s[C::kNT][C::kRow];
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
   static_assert(E % 2 == 0 && E <= 8, "a lane's dims are whole bf16 pairs");
   __shared__ __align__(16) float acc_s[W][H][HD];
   __shared__ float m_w[W][H], l_w[W][H];
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t t = blockIdx.x / a.splits;
   const int split = int(blockIdx.x % a.splits);
@@ -368,7 +368,7 @@ constexpr int kMaxSplits = 1024;  // the running max and sum of each split are s
 __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
                                     int splits, int HD) {
   __shared__ float ml_s[2 * kMaxSplits];
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t row = blockIdx.x;
   const int d = threadIdx.x;
   const float* ml = part_ml + row * splits * 2;

@@ -30,7 +30,7 @@ enum class Seg { Query, Gate, Key, Value, IdxQuery, IdxKey };
 
 __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
   __shared__ float buf[kWarps][kMaxSeg];
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t id = int64_t(blockIdx.x) * kWarps + warp;
   if (id >= a.T * a.segs) return;  // the whole warp; only warp-level synchronisation below

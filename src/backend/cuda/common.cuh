@@ -97,7 +97,26 @@ static void set(trace::Buf* p) { DS4_CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &p, 
 // next kernel's blocks are resident and waiting while this one runs, and the launch gap between small decode
 // kernels disappears; nothing is read or written before the wait, so the stream order is unchanged. Launched
 // without the attribute (or before sm_90), both instructions do nothing.
-__device__ __forceinline__ void pdl_enter() {
+//
+// pdl_enter() returns a PdlScope, which the kernel keeps in the scope it ends in
+// (`[[maybe_unused]] const auto pdl = detail::pdl_enter();`): empty in normal builds; in trace builds (trace.h)
+// it holds thread 0's record of the block and stamps the block's exit time when it goes out of scope.
+struct PdlScope {
+#ifdef DS4_CUDA_TRACE
+  trace::Rec* rec = nullptr;
+  __device__ ~PdlScope() {
+#if defined(__CUDA_ARCH__)
+    if (rec) {
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      rec->exit = t;
+    }
+#endif
+  }
+#endif
+};
+
+[[nodiscard]] __device__ __forceinline__ PdlScope pdl_enter() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #ifdef DS4_CUDA_TRACE
   unsigned long long t0;
@@ -107,6 +126,7 @@ __device__ __forceinline__ void pdl_enter() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #ifdef DS4_CUDA_TRACE
   trace::Buf* b = trace_unit::g_trace;
+  trace::Rec* rec = nullptr;
   if (b && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
     unsigned long long t1, grid;
     unsigned sm;
@@ -114,11 +134,15 @@ __device__ __forceinline__ void pdl_enter() {
     asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     const unsigned i = atomicAdd(&b->n, 1u);
-    if (i < b->cap)
-      b->rec[i] = trace::Rec{grid, t0, t1, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), sm};
+    if (i < b->cap) {
+      rec = &b->rec[i];
+      *rec = trace::Rec{grid, t0, t1, 0ull, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), sm};
+    }
   }
+  return PdlScope{rec};
 #endif
 #endif
+  return PdlScope{};
 }
 
 // Starts the 128-byte line at p on its way into L2 (no register is written; safe on any address the kernel

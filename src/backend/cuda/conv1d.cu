@@ -33,7 +33,7 @@ __device__ __forceinline__ void shift_history(const float* x, int64_t T, int64_t
 
 __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                             const float* state, float* y, Act act) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * C; i += int64_t(gridDim.x) * blockDim.x) {
     y[i] = conv_at(x, i / C, i % C, C, w, K, dil, S, state, act);
@@ -41,7 +41,7 @@ __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w,
 }
 
 __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t S, float* state) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x)
     shift_history(x, T, c, C, S, state);
 }
@@ -49,7 +49,7 @@ __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t 
 // Short chunks: channel c's outputs for every token, then its history.
 __global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                                   float* state, float* y, Act act) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
     for (int64_t t = 0; t < T; t++) y[t * C + c] = conv_at(x, t, c, C, w, K, dil, S, state, act);

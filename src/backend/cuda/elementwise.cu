@@ -12,58 +12,58 @@ using detail::grid_for;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 __global__ void activate_kernel(const float* x, float* y, int64_t n, Act act, float in_div, float out_scale) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n) y[i] = out_scale * detail::apply_act(act, x[i] / in_div);
 }
 __global__ void swiglu_kernel(const float* g, const float* u, float* y, int64_t n) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n) y[i] = detail::silu(g[i]) * u[i];
 }
 __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n) y[i] = a[i] + b[i];
 }
 __global__ void add_gated_rows_kernel(const float* a, const float* b, const float* logit, float* y, int64_t T, int64_t H) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, T * H) y[i] = a[i] + detail::sigmoid(logit[i / H]) * b[i];
 }
 __global__ void mul_sigmoid_kernel(float* x, const float* gate, int64_t n) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n) x[i] *= detail::sigmoid(gate[i]);
 }
 __global__ void embed_streams_kernel(const bf16* table, int64_t H, const int32_t* tokens, int64_t T, int64_t S, float* x) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, T * S * H) {
     const int64_t t = i / (S * H), h = i % H;
     x[i] = __bfloat162float(table[int64_t(tokens[t]) * H + h]);
   }
 }
 __global__ void gather_rows_kernel(const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n * cols) out[i] = __bfloat162float(table[rows[i / cols] * cols + i % cols]);
 }
 __global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst, int64_t width, const int64_t* row0_dev) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (row0_dev) dst += *row0_dev * width;
   DS4_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
 // dst[row0 + r][c] = src[r][c], row0 read on the device.
 __global__ void copy_rows_at_kernel(float* dst, int64_t dst_stride, const int64_t* row0_dev, const float* src,
                                     int64_t src_stride, int64_t rows, int64_t cols) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   dst += *row0_dev * dst_stride;
   DS4_GRID_STRIDE(i, rows * cols) dst[(i / cols) * dst_stride + i % cols] = src[(i / cols) * src_stride + i % cols];
 }
 __global__ void fill_positions_kernel(const int64_t* pos_dev, int64_t pos0, int64_t T, int32_t* pos3) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (pos_dev) pos0 = *pos_dev;
   DS4_GRID_STRIDE(i, T * 3) pos3[i] = int32_t(pos0 + i / 3);
 }
 __global__ void advance_position_kernel(int64_t* pos, int64_t T) {
-  detail::pdl_enter(); *pos += T; }
+  [[maybe_unused]] const auto pdl = detail::pdl_enter(); *pos += T; }
 // mixed[t][h] = sum_s sigmoid(mix[t][s][h]) normed[t][s][h] / S, streams summed in order as the CPU does.
 __global__ void hc_collapse_kernel(const float* mix, const float* normed, int64_t T, int64_t S, int64_t H, float* mixed) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, T * H) {
     const int64_t t = i / H, h = i % H;
     float acc = 0.0f;
@@ -75,7 +75,7 @@ __global__ void hc_collapse_kernel(const float* mix, const float* normed, int64_
   }
 }
 __global__ void hc_inject_kernel(float* x, const float* out, const float* inject, int64_t T, int64_t S, int64_t H) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, T * S * H) {
     const int64_t ts = i / H, t = ts / S, h = i % H;
     x[i] += out[t * H + h] * inject[ts];
@@ -84,7 +84,7 @@ __global__ void hc_inject_kernel(float* x, const float* out, const float* inject
 // One block per (token, stream): the key·query dot over H, then the gated value row.
 __global__ void ple_gate_kernel(const float* key, const float* query, const float* value, int64_t S, int64_t H,
                                 float* gated) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   __shared__ double red[32];
   const int64_t ts = blockIdx.x, t = ts / S;
   const float* kr = key + ts * H;

@@ -67,7 +67,7 @@ template <int MAXR>
 __global__ void __launch_bounds__(kThreads)
     delta_recurrent_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta,
                            int64_t T, int64_t H, int dk, int dv, float* state, float* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
   __shared__ float red[kWarps][32];
   const int h = blockIdx.x, lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
@@ -118,7 +118,7 @@ size_t chunked_smem_floats(int dk) {
 __global__ void __launch_bounds__(kThreads)
     delta_chunked_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta, int64_t T,
                          int64_t H, int dk, int dv, float* state, float* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ float sm[];
   const int dkp = dk + 1;
   float* S_s = sm;                          // [dk][kColTile]
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const float* b, const float* A_log,
                                    const float* dt_bias, int64_t KH, int64_t VH, int64_t dk, int64_t dv, float* q,
                                    float* k, float* v, float* g, float* beta) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   __shared__ double red[32];
   const int64_t th = blockIdx.x, t = th / VH, h = th % VH, kh = h / (VH / KH);
   const int64_t kd = KH * dk, conv_dim = 2 * kd + VH * dv;
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   const int ld = int(a.ld), j = int(blockIdx.x) * kColTile + lane;
   const bool col = j < a.dv;
   float* S = a.state + int64_t(h) * a.dk * a.dv;
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   float s[MAXR];
 #pragma unroll
   for (int r = 0; r < MAXR; r++) {

@@ -48,7 +48,7 @@ __device__ Best block_reduce(Best m) {
 
 __global__ void __launch_bounds__(kThreads) greedy_kernel(const float* logits, int64_t V, int64_t per, Best* part,
                                                           int* counter, int32_t* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t begin = int64_t(blockIdx.x) * per, end = detail::imin(begin + per, V);
   Best m{-INFINITY, -1, INT_MAX, 0};
   for (int64_t k = begin + threadIdx.x; k < end; k += kThreads) {

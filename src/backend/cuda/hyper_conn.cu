@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   // The weights are never written by the kernels before this one: the warp's first chunk is loaded into
   // registers while the kernel before still runs (see pdl_enter).
   if (warp < a.C) load_chunk(warp);
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
 
   for (int c = warp; c < a.C; c += kWarps) {
     const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
         opre[s] = a.norm ? detail::bf(a.norm[s * a.H + h]) : 0.0f;
       }
   }
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
 
   // low (plane order) and inv from kernel 1.
   for (int i = int(threadIdx.x); i < a.T * a.R; i += kThreads) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
       if (r < N) detail::prefetch_l2(W + r * K + k0 + (i % lines) * 64);
     }
   }
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   LinearSrc src;
   const int P = int(gridDim.y);
   float* dst = P > 1 ? part + int64_t(blockIdx.y) * T * N : y;
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[R];
   slice_rows(W, K, N, row0, ks, rows);
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   // The row writers (lane 0 of the first warp of each row group) fetch their rows' streams now.
   const bool writer = lane == 0 && warp % P == 0;
   __shared__ float sink_slots[kStreams ? kRowWarps : 1][R][2 * detail::RowSink::kPre];
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(kRowWarps * 32)
     for (int q = 0; q < min(kBulkDepth, total); q++) issue(q);
   }
   __syncwarp();
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const float4* x4 = reinterpret_cast<const float4*>(x);
   for (int i = 0; i < rows; i++) {
     float acc = 0.0f;
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[RW];
   slice_rows(W, K, N, row0, ks, rows);
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const float4* x4 = reinterpret_cast<const float4*>(x);
   float acc[RW][NT];
 #pragma unroll
@@ -461,7 +461,7 @@ constexpr int64_t kGemvSmemFloats = 12288;  // 48 KiB of staged activations per 
 template <int R, int NT>
 __global__ void __launch_bounds__(kGemvWarps * 32)
     gemv_scalar_kernel(const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y, int64_t kc) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float xs[];  // [NT][kc] in plane order
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t row0 = (int64_t(blockIdx.x) * kGemvWarps + warp) * R;
@@ -510,7 +510,7 @@ void launch_gemv_scalar(Context& ctx, const float* x, int64_t T, int64_t K, cons
 }
 
 __global__ void to_bf16_kernel(const float* x, bf16* y, int64_t n) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = __float2bfloat16_rn(x[i]);
 }

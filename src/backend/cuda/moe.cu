@@ -49,7 +49,7 @@ constexpr int kRouteThreads = 256;  // route_kernel's block size: it fixes the o
 __global__ void __launch_bounds__(kRouteThreads)
     route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs, detail::Item* replay,
                  int32_t* idx, float* weight) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float red[32];
   const int64_t t = blockIdx.x;
@@ -102,7 +102,7 @@ template <int PER>
 __global__ void __launch_bounds__(kRouteWarps * 32)
     route_warp_kernel(const float* logits, int64_t T, int64_t E, int64_t K, bool renorm, detail::Item* replay,
                       int32_t* idx, float* weight) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t t = int64_t(blockIdx.x) * kRouteWarps + (threadIdx.x >> 5);
   if (t >= T) return;  // the whole warp; nothing below synchronises the block
   const int lane = int(threadIdx.x & 31);
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     gate_up_mma_kernel(const float* x, int T, int64_t H, int64_t I, const bf16* gate, const bf16* up,
                        const int32_t* idx, const float* weight, int64_t K, float* hbuf, int32_t* owner, bool xvec,
                        SharedAct sh) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (int64_t(blockIdx.y) == int64_t(T) * K) {  // the whole block, before any barrier
     const int64_t n = int64_t(T) * sh.inter, stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += stride) {
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(detail::kMmaMaxSplit * 32, 1)
     down_mma_kernel(const float* hbuf, int T, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                     const int32_t* owner, int64_t A, const bf16* sh_down, const float* hsh, int64_t SI, int64_t per,
                     float* part, int* counters, float* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float red[];  // [S][4][32]
   const int S = int(blockDim.x >> 5), s = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t r0 = int64_t(blockIdx.x) * 16;
@@ -407,18 +407,18 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   x += tok * H, idx += tok * K, weight += tok * K, h += tok * (K * I + sh.inter);
   if (sh.inter) sh.gate += tok * sh.ld, sh.up += tok * sh.ld, sh.logit += tok * sh.ld;
   if (int64_t(blockIdx.x) >= routed_blocks) {  // the shared expert's activations: elementwise
-    detail::pdl_enter();
+    [[maybe_unused]] const auto pdl = detail::pdl_enter();
     const int64_t i = (int64_t(blockIdx.x) - routed_blocks) * blockDim.x + threadIdx.x;
     if (i < sh.inter) h[K * I + i] = detail::sigmoid(sh.logit[0]) * (detail::silu(sh.gate[i]) * sh.up[i]);
     return;
   }
   const int64_t q0 = (int64_t(blockIdx.x) * kRowWarps + warp) * R;  // j * I + i0
   if (q0 >= K * I) {
-    detail::pdl_enter();
+    [[maybe_unused]] const auto pdl = detail::pdl_enter();
     return;
   }
   const int64_t j = q0 / I, i0 = q0 % I;
-  detail::pdl_enter();  // idx is written by the routing kernel
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();  // idx is written by the routing kernel
   const int64_t e = idx[j];
   const bf16* rg[R];
   const bf16* ru[R];
@@ -476,7 +476,7 @@ __global__ void __launch_bounds__(kRowWarps * 32, MinBlocks)
   const int64_t I8 = I / 8, routed = K * I8, chunks = routed + SI / 8;
   const int64_t per = (chunks + P - 1) / P, c_begin = (warp % P) * per, c_end = detail::imin(c_begin + per, chunks);
   const int64_t rr = detail::imin(r, H - 1);  // rows past H: never written
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const bool writer = lane == 0 && warp % P == 0 && r < H;
   __shared__ float sink_slots[kRowWarps][2 * detail::RowSink::kPre];
   const detail::RowSink sink{sink_slots[warp]};
@@ -559,7 +559,7 @@ template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     gate_up_gemv_kernel(const float* x, int64_t H, int64_t I, const bf16* gate, const bf16* up, const int32_t* idx,
                         int64_t K, float* hbuf, int64_t kc) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float xs[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t a = blockIdx.y, t = a / K, e = idx[a];
@@ -595,7 +595,7 @@ template <int R>
 __global__ void __launch_bounds__(kWarps * 32)
     down_gemv_kernel(const float* hbuf, int64_t H, int64_t I, const bf16* down, const int32_t* idx,
                      const float* weight, int64_t K, float* out, int64_t kc) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float hs[];  // [K][kc]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t t = blockIdx.y;
@@ -658,7 +658,7 @@ constexpr int kBM = 64, kBN = 64, kBK = 32, kLds = kBK + 8;  // bf16 smem rows o
 
 // Warp e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e].
 __global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T, int32_t* list, int32_t* counts) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t e = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (e >= E) return;
@@ -675,7 +675,7 @@ __global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T
 
 // Cuts each expert's rows into 64-row tiles, in expert order (tiny: one thread).
 __global__ void tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e, int32_t* tile_r0, int32_t* num_tiles) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   int n = 0;
   for (int64_t e = 0; e < E; e++)
     for (int r0 = 0; r0 < counts[e]; r0 += kBM) {
@@ -723,7 +723,7 @@ __device__ __forceinline__ void load16(const bf16* src, bool vec, int64_t k, int
 // 2x2 WMMA 16x16x16 fragments; operands staged in shared memory 32 deep along K.
 template <class ASrc>
 __global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   using namespace nvcuda;
   if (int(blockIdx.y) >= *g.num_tiles) return;
   __shared__ __align__(32) bf16 As[kBM][kLds];
@@ -790,14 +790,14 @@ __global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
 }
 
 __global__ void swiglu_bf16_kernel(const float* gt, const float* up, bf16* h, int64_t n) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     h[i] = __float2bfloat16_rn(detail::silu(gt[i]) * up[i]);
 }
 
 // out[t][h] = sum_j weight[t][j] * y[t*K + j][h], slots in order.
 __global__ void combine_kernel(const float* y, const float* weight, int64_t T, int64_t K, int64_t H, float* out) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * H; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / H, h = i % H;
     float acc = 0.0f;
@@ -853,7 +853,7 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
 // their formulas, over the strided columns of the router projection.
 // ----------------------------------------------------------------------------------------------------------
 __global__ void shared_swiglu_kernel(const float* gate, const float* up, int64_t ld, int64_t T, int64_t I, float* h) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < T * I; q += int64_t(gridDim.x) * blockDim.x) {
     const int64_t at = (q / I) * ld + q % I;
     h[q] = detail::silu(gate[at]) * up[at];
@@ -862,7 +862,7 @@ __global__ void shared_swiglu_kernel(const float* gate, const float* up, int64_t
 
 __global__ void add_gated_shared_kernel(float* out, const float* y, const float* logit, int64_t ld, int64_t T,
                                         int64_t H) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < T * H; q += int64_t(gridDim.x) * blockDim.x)
     out[q] = out[q] + detail::sigmoid(logit[(q / H) * ld]) * y[q];
 }

@@ -48,7 +48,7 @@ __device__ __forceinline__ float norm_out(float xv, float inv, const bf16* w, in
 // One warp per segment; blockDim = 256 (8 segments per block).
 template <NormKind kind>
 __global__ void norm_warp_kernel(NormArgs a) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t seg = int64_t(blockIdx.x) * 8 + (threadIdx.x >> 5);
   if (seg >= a.segments) return;
   const int lane = threadIdx.x & 31;
@@ -69,7 +69,7 @@ __global__ void norm_warp_kernel(NormArgs a) {
 // unrolled so that they are in flight together.
 template <NormKind kind>
 __global__ void norm_block_kernel(NormArgs a) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   __shared__ double red[32];
   const int64_t seg = blockIdx.x;
   const int64_t off = seg * a.seg_len;

@@ -14,7 +14,7 @@ struct History {
 };
 
 __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, const int64_t* context, int64_t* rows) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t ctx = p.ngram - 1, heads = p.heads();
   const History hist{context, tokens, ctx};
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < T; t += int64_t(gridDim.x) * blockDim.x)
@@ -23,7 +23,7 @@ __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, con
 
 // new context[r] = history[T + r]; ascending r never reads an entry already replaced (T >= 1).
 __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t r = 0; r < ctx; r++) {
     const int64_t src = T + r;
     context[r] = src < ctx ? context[src] : int64_t(tokens[src - ctx]);

@@ -11,7 +11,7 @@ namespace {
 // blocks of the grid beyond them return at once (the grid is sized for the most a chunk can complete).
 __global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* pos_dev, int64_t T, int64_t R,
                             int64_t D, const bf16* k_norm, RopeParams rope, float eps, float* block_keys) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ float vals[];  // [D]
   __shared__ double red[32];
   if (pos_dev) {
@@ -63,7 +63,7 @@ constexpr int kScoreThreads = 256;
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
                  int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ float sm[];
   if (pos0_dev) pos0 = *pos0_dev;
   float* q_s = sm;                   // [IH][D]
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kScoreThreads)
 // expanded to positions, then the incomplete tail block.
 __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int64_t pos0, int64_t R, int64_t block_topk,
                               int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   if (pos0_dev) pos0 = *pos0_dev;
   const int64_t t = blockIdx.x, p = pos0 + t, nb = (p + 1) / R;

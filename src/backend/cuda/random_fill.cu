@@ -14,12 +14,12 @@ __device__ __forceinline__ float uniform(uint64_t stream, int64_t i, float scale
 }
 
 __global__ void fill_bf16_kernel(bf16* dst, int64_t n, uint64_t stream, float scale) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = __float2bfloat16_rn(uniform(stream, i, scale));
 }
 __global__ void fill_f32_kernel(float* dst, int64_t n, uint64_t stream, float scale) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] = uniform(stream, i, scale);
 }

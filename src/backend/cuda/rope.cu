@@ -8,7 +8,7 @@ namespace {
 
 __global__ void rope_kernel(float* x, int64_t T, int64_t heads, int64_t token_stride, int64_t head_stride,
                             RopeParams rope, Positions pos) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t half = rope.rotary_dim / 2, n = T * heads * half;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = idx % half, th = idx / half, h = th % heads, t = th / heads;

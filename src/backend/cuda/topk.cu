@@ -9,7 +9,7 @@ constexpr int64_t kMaxTopkN = 16384;  // 136 KiB of keys and marks: within the o
 constexpr int kRowsPerBlock = 4;      // warps (rows) per block of the warp kernel
 
 __global__ void topk_kernel(const float* v, int64_t n, int64_t stride, int64_t k, detail::Item* replay, int32_t* idx) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   const int64_t r = blockIdx.x;
   const float* row = v + r * stride;
@@ -23,7 +23,7 @@ __global__ void topk_kernel(const float* v, int64_t n, int64_t stride, int64_t k
 template <int PER>
 __global__ void topk_warp_kernel(const float* v, int64_t rows, int64_t n, int64_t stride, int64_t k,
                                  detail::Item* replay, int32_t* idx) {
-  detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t r = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   if (r >= rows) return;  // the whole warp; the kernel has no block barrier
   const int lane = int(threadIdx.x & 31);

@@ -83,7 +83,7 @@ void Recorder::dump(const std::string& path, const std::vector<std::string>& ker
   std::fprintf(f, "# records %u (capacity %zu)\n", n, cap_);
   for (const auto& k : kernel_names) std::fprintf(f, "name\t%s\n", k.c_str());
   for (const auto& r : recs)
-    std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\n", r.grid, r.block, r.sm, r.entry, r.release);
+    std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\t%llu\n", r.grid, r.block, r.sm, r.entry, r.release, r.exit);
   std::fclose(f);
 }
 

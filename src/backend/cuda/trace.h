@@ -1,7 +1,8 @@
 // A device-side timeline of decode steps, for builds configured with -DDS4_CUDA_TRACE=ON (measurement only; the
 // GPU machine has no Nsight Systems). Every kernel's pdl_enter() (common.cuh) has thread 0 of each block record
 // the grid's id (%gridid: launch order), the block, its multiprocessor, and %globaltimer before and after
-// griddepcontrol.wait: when the block became resident and when the grid before it had completed. With
+// griddepcontrol.wait (when the block became resident and when the grid before it had completed), and when thread 0
+// left the kernel (PdlScope, common.cuh). With
 // DS4_CUDA_TRACE_OUT=FILE the CUDA model writes the records of its last greedy decode step to FILE together
 // with the kernel names of the step's graph in launch order; tools/gpu/trace_summary.py turns them into a table.
 #pragma once
@@ -15,7 +16,7 @@
 namespace ds4::cuda::trace {
 
 struct Rec {
-  unsigned long long grid, entry, release;
+  unsigned long long grid, entry, release, exit;  // exit: when thread 0 left the kernel's scope (0: not recorded)
   unsigned block, sm;
 };
 struct Buf {
