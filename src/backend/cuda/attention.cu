@@ -70,6 +70,50 @@ struct Raw8<float> {
   }
 };
 
+// What a block of either kernel covers: query token t, split `split` of its keys [s0, s1), and query heads
+// h0 .. h0 + nh - 1 of KV head kvh (hpb heads per block).
+struct BlockWork {
+  int64_t t, s0, s1;
+  int split, kvh, h0, nh;
+};
+template <class KV>
+__device__ __forceinline__ BlockWork block_work(const Args<KV>& a, int hpb) {
+  BlockWork w;
+  w.t = blockIdx.x / a.splits;
+  w.split = int(blockIdx.x % a.splits);
+  w.kvh = blockIdx.y / a.head_groups;
+  const int hg = blockIdx.y % a.head_groups;
+  w.h0 = w.kvh * a.group + hg * hpb;
+  w.nh = min(hpb, a.group - hg * hpb);
+  const int64_t n =
+      a.positions ? int64_t(a.count[w.t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + w.t + 1;
+  w.s0 = int64_t(w.split) * a.keys_per_split;
+  w.s1 = detail::imin(n, w.s0 + a.keys_per_split);
+  return w;
+}
+
+// A thread's 4 dims dq .. dq + 3 of query row `row` (token, head), unnormalised (o) with the running max m and sum l: the output
+// (times the gate) when the query's keys are one split, else the split's partial for the combine kernel.
+template <class KV>
+__device__ __forceinline__ void store_dims(const Args<KV>& a, int64_t row, int split, int HD, int dq,
+                                           const float (&o)[4], float m, float l) {
+  if (a.splits == 1) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      float r = l > 0.0f ? o[i] / l : 0.0f;
+      if (a.gate) r *= detail::sigmoid(a.gate[row * HD + dq + i]);
+      a.out[row * HD + dq + i] = r;
+    }
+  } else {
+    const int64_t pi = row * a.splits + split;
+    *reinterpret_cast<float4*>(&a.part_acc[pi * HD + dq]) = make_float4(o[0], o[1], o[2], o[3]);
+    if (dq == 0) {
+      a.part_ml[pi * 2] = m;
+      a.part_ml[pi * 2 + 1] = l;
+    }
+  }
+}
+
 template <int HD, class KV>
 __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -80,13 +124,9 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   __shared__ float p_s[C::kHPB][C::kNT];
   __shared__ float m_s[C::kHPB], l_s[C::kHPB], corr_s[C::kHPB];
   const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;
-  const int64_t t = blockIdx.x / a.splits;
-  const int split = int(blockIdx.x % a.splits);
-  const int kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
-  const int h0 = kvh * a.group + hg * C::kHPB;
-  const int nh = min(C::kHPB, a.group - hg * C::kHPB);
-  const int64_t n = a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
-  const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
+  const BlockWork bw = block_work(a, C::kHPB);
+  const int64_t t = bw.t, s0 = bw.s0, s1 = bw.s1;
+  const int kvh = bw.kvh, h0 = bw.h0, nh = bw.nh;
   const int64_t kv_stride = int64_t(a.kv_heads) * HD;
 
   // A tile's K/V rows: kLoads groups of 8 elements of K and of V per thread. The next tile's loads are issued
@@ -190,24 +230,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   }
   __syncthreads();  // m_s, l_s final (also when this split had no keys)
   if (hp >= nh) return;
-  const int64_t row = t * a.heads + h0 + hp;
-  if (a.splits == 1) {
-    const float l = l_s[hp];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      float o = l > 0.0f ? acc[i] / l : 0.0f;
-      if (a.gate) o *= detail::sigmoid(a.gate[row * HD + dq + i]);
-      a.out[row * HD + dq + i] = o;
-    }
-  } else {
-    const int64_t pi = row * a.splits + split;
-#pragma unroll
-    for (int i = 0; i < 4; i++) a.part_acc[pi * HD + dq + i] = acc[i];
-    if (dq == 0) {
-      a.part_ml[pi * 2] = m_s[hp];
-      a.part_ml[pi * 2 + 1] = l_s[hp];
-    }
-  }
+  store_dims(a, t * a.heads + h0 + hp, bw.split, HD, dq, acc, m_s[hp], l_s[hp]);
 }
 
 // ----- decode (up to 8 queries, bfloat16 cache): a warp per key, no block-wide step per tile -----
@@ -229,13 +252,9 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
   __shared__ float m_w[W][H], l_w[W][H];
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int64_t t = blockIdx.x / a.splits;
-  const int split = int(blockIdx.x % a.splits);
-  const int kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
-  const int h0 = kvh * a.group + hg * H;
-  const int nh = min(H, a.group - hg * H);
-  const int64_t n = a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
-  const int64_t s0 = int64_t(split) * a.keys_per_split, s1 = detail::imin(n, s0 + a.keys_per_split);
+  const BlockWork bw = block_work(a, H);
+  const int64_t t = bw.t, s0 = bw.s0, s1 = bw.s1;
+  const int kvh = bw.kvh, h0 = bw.h0, nh = bw.nh;
   const int64_t kv_stride = int64_t(a.kv_heads) * HD;
   // The warp's keys: s0 + warp + W * i, i < count.
   const int64_t first = s0 + warp;
@@ -340,22 +359,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
       const float4 x = *reinterpret_cast<const float4*>(&acc_s[w][hp][dq]);
       o[0] += x.x * wt, o[1] += x.y * wt, o[2] += x.z * wt, o[3] += x.w * wt;
     }
-  const int64_t row = t * a.heads + h0 + hp;
-  if (a.splits == 1) {
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-      float r = L > 0.0f ? o[i] / L : 0.0f;
-      if (a.gate) r *= detail::sigmoid(a.gate[row * HD + dq + i]);
-      a.out[row * HD + dq + i] = r;
-    }
-  } else {
-    const int64_t pi = row * a.splits + split;
-    *reinterpret_cast<float4*>(&a.part_acc[pi * HD + dq]) = make_float4(o[0], o[1], o[2], o[3]);
-    if (dq == 0) {
-      a.part_ml[pi * 2] = M;
-      a.part_ml[pi * 2 + 1] = L;
-    }
-  }
+  store_dims(a, t * a.heads + h0 + hp, bw.split, HD, dq, o, M, L);
 }
 
 // Merges the splits of one (token, head) row: weights e^(m_s - M), normalised by the merged sum; one thread per dim.
