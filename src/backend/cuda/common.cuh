@@ -85,7 +85,8 @@ __host__ __device__ __forceinline__ int64_t imax(int64_t a, int64_t b) { return 
 // This translation unit's pointer to the decode-step timeline (trace.h), set by the trace::Recorder.
 namespace trace_unit {
 static __device__ trace::Buf* g_trace = nullptr;
-static void set(trace::Buf* p) { DS4_CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &p, sizeof(p))); }
+// Also called from the recorder's destructor: a failure leaves this unit untraced, never throws.
+static void set(trace::Buf* p) { (void)cudaMemcpyToSymbol(g_trace, &p, sizeof(p)); }
 [[maybe_unused]] static const bool registered = (trace::register_unit(&set), true);
 }  // namespace trace_unit
 #endif

@@ -423,7 +423,7 @@ class CudaQwenModel : public Model {
         // then the host's launches of this step.
         std::vector<std::string> names = opts_.graphs && !profiler_.on() ? graph_kernels_ : std::vector<std::string>{};
         for (auto& n : trace::launches()) names.push_back(n);
-        tracer_->dump(std::getenv("DS4_CUDA_TRACE_OUT"), names);
+        tracer_->step_done(std::move(names));
       }
 #endif
       return;
@@ -849,7 +849,8 @@ class CudaQwenModel : public Model {
   mutable StepClock step_clock_;
 #ifdef DS4_CUDA_TRACE
   std::unique_ptr<trace::Recorder> tracer_ =
-      std::getenv("DS4_CUDA_TRACE_OUT") ? std::make_unique<trace::Recorder>(size_t(1) << 20) : nullptr;
+      std::getenv("DS4_CUDA_TRACE_OUT") ? std::make_unique<trace::Recorder>(std::getenv("DS4_CUDA_TRACE_OUT"), size_t(1) << 20)
+                                        : nullptr;
   mutable std::vector<std::string> graph_kernels_;
 #endif
   mutable bool profiling_ = false;

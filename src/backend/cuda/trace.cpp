@@ -54,15 +54,16 @@ std::vector<std::string> launches() {
   return names();
 }
 
-Recorder::Recorder(size_t cap) : cap_(cap) {
+Recorder::Recorder(std::string path, size_t cap) : path_(std::move(path)), cap_(cap) {
   DS4_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&buf_), sizeof(Buf) + cap * sizeof(Rec)));
-  const unsigned head[4] = {0u, unsigned(cap), 0u, 0u};
+  const unsigned head[4] = {0x80000000u, unsigned(cap), 0u, 0u};  // closed until the first traced step
   DS4_CUDA_CHECK(cudaMemcpy(buf_, head, sizeof(head), cudaMemcpyHostToDevice));
   std::lock_guard<std::mutex> lock(mu());
   for (auto set : units()) set(buf_);
 }
 
 Recorder::~Recorder() {
+  if (!names_.empty()) dump();
   {
     std::lock_guard<std::mutex> lock(mu());
     for (auto set : units()) set(nullptr);
@@ -72,16 +73,29 @@ Recorder::~Recorder() {
 
 void Recorder::reset(cudaStream_t s) { DS4_CUDA_CHECK(cudaMemsetAsync(buf_, 0, sizeof(unsigned), s)); }
 
-void Recorder::dump(const std::string& path, const std::vector<std::string>& kernel_names) const {
-  unsigned n = 0;
-  DS4_CUDA_CHECK(cudaMemcpy(&n, buf_, sizeof(n), cudaMemcpyDeviceToHost));
-  const size_t m = std::min<size_t>(n, cap_);
+void Recorder::step_done(std::vector<std::string> names) {
+  names_ = std::move(names);
+  DS4_CUDA_CHECK(cudaMemcpy(&count_, buf_, sizeof(count_), cudaMemcpyDeviceToHost));
+  // A count far past the capacity: blocks still take slots, none is written (2^31 launches before it wraps).
+  const unsigned closed = 0x80000000u;
+  DS4_CUDA_CHECK(cudaMemcpy(buf_, &closed, sizeof(closed), cudaMemcpyHostToDevice));
+}
+
+// Runs from the destructor: reports failures instead of throwing.
+void Recorder::dump() const {
+  const size_t m = std::min<size_t>(count_, cap_);
   std::vector<Rec> recs(m);
-  if (m) DS4_CUDA_CHECK(cudaMemcpy(recs.data(), buf_->rec, m * sizeof(Rec), cudaMemcpyDeviceToHost));
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return;
-  std::fprintf(f, "# records %u (capacity %zu)\n", n, cap_);
-  for (const auto& k : kernel_names) std::fprintf(f, "name\t%s\n", k.c_str());
+  if (m && cudaMemcpy(recs.data(), buf_->rec, m * sizeof(Rec), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    std::fprintf(stderr, "DS4_CUDA_TRACE: reading the records failed\n");
+    return;
+  }
+  FILE* f = std::fopen(path_.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "DS4_CUDA_TRACE: cannot write %s\n", path_.c_str());
+    return;
+  }
+  std::fprintf(f, "# records %u (capacity %zu)\n", count_, cap_);
+  for (const auto& k : names_) std::fprintf(f, "name\t%s\n", k.c_str());
   for (const auto& r : recs)
     std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\t%llu\n", r.grid, r.block, r.sm, r.entry, r.release, r.exit);
   std::fclose(f);

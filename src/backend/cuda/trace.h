@@ -4,13 +4,14 @@
 // griddepcontrol.wait (when the block became resident and when the grid before it had completed), and when thread 0
 // left the kernel (PdlScope, common.cuh). With
 // DS4_CUDA_TRACE_OUT=FILE the CUDA model writes the records of its last greedy decode step to FILE together
-// with the kernel names of the step's graph in launch order; tools/gpu/trace_summary.py turns them into a table.
+// with the kernel names of the step's graph in launch order (when the model goes away); tools/gpu/trace_summary.py turns them into a table.
 #pragma once
 #ifdef DS4_CUDA_TRACE
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ds4::cuda::trace {
@@ -31,19 +32,26 @@ void note_launch(const void* kernel);
 void clear_launches();
 std::vector<std::string> launches();
 
+// Keeps the records of the last traced step in device memory and writes them, with that step's kernel names,
+// to `path` when it goes away (one file write per run, none per step).
 class Recorder {
  public:
-  explicit Recorder(size_t cap);
+  Recorder(std::string path, size_t cap);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
-  void reset(cudaStream_t s);  // before a step: no records
-  // After the step completed: the records and the step's kernel names (launch order) into path.
-  void dump(const std::string& path, const std::vector<std::string>& names) const;
+  void reset(cudaStream_t s);  // before a step: no records, recording open (closed from construction)
+  // After the step completed: its kernel names in launch order; recording closes until the next reset, so the
+  // kernels of later untraced work do not add to the step's records.
+  void step_done(std::vector<std::string> names);
 
  private:
+  void dump() const;
+  std::string path_;
   Buf* buf_ = nullptr;
   size_t cap_;
+  unsigned count_ = 0;  // the step's records
+  std::vector<std::string> names_;
 };
 
 }  // namespace ds4::cuda::trace
