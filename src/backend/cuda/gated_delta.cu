@@ -23,11 +23,13 @@ constexpr int kWarps = kThreads / 32;
 // One token of the recurrence for the block's column j = lane of its tile, shared by delta_recurrent_kernel and
 // gdn_recurrent_fused_kernel: S <- S * decay; delta_j = (v_j - sum_a S[a][j] k_a) * b; S <- S + k ⊗ delta;
 // o_j = sum_a S[a][j] q_a. Thread (wi, lane) holds S[wi + 8 r][j] in s[r]; qs, ks hold the token's q and k (the
-// caller's barrier before the call publishes them); red is [kWarps][32] scratch. The 8-warp sums go through red
-// in warp order. Returns o_j in warp 0 (other warps: their partial). Every thread of the block calls it.
+// caller's barrier before the call publishes them); red[0] and red[1] are [kWarps][32] scratch, one per 8-warp sum
+// (two buffers, so no barrier waits for every warp to have read the first sum before the second is written),
+// added in warp order. Returns o_j in warp 0 (other warps: their partial). Every thread of the block calls it.
 template <int MAXR>
 __device__ __forceinline__ float delta_token_step(float (&s)[MAXR], const float* qs, const float* ks, int dk,
-                                                  float decay, float b, float vj, float (*red)[32], int wi, int lane) {
+                                                  float decay, float b, float vj, float (*red)[kWarps][32], int wi,
+                                                  int lane) {
   float mem = 0.0f;
 #pragma unroll
   for (int r = 0; r < MAXR; r++) {
@@ -37,11 +39,11 @@ __device__ __forceinline__ float delta_token_step(float (&s)[MAXR], const float*
       mem += s[r] * ks[a];
     }
   }
-  red[wi][lane] = mem;
+  red[0][wi][lane] = mem;
   __syncthreads();
   float m = 0.0f;
 #pragma unroll
-  for (int w = 0; w < kWarps; w++) m += red[w][lane];
+  for (int w = 0; w < kWarps; w++) m += red[0][w][lane];
   const float delta = (vj - m) * b;
   float o = 0.0f;
 #pragma unroll
@@ -52,13 +54,12 @@ __device__ __forceinline__ float delta_token_step(float (&s)[MAXR], const float*
       o += s[r] * qs[a];
     }
   }
-  __syncthreads();  // every warp has read red (and qs, ks: the caller's next token overwrites them)
-  red[wi][lane] = o;
-  __syncthreads();
+  red[1][wi][lane] = o;
+  __syncthreads();  // also: every warp has read red[0], qs and ks (the caller's next token overwrites them)
   if (wi == 0) {
     o = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; w++) o += red[w][lane];
+    for (int w = 0; w < kWarps; w++) o += red[1][w][lane];
   }
   return o;
 }
@@ -69,7 +70,7 @@ __global__ void __launch_bounds__(kThreads)
                            int64_t T, int64_t H, int dk, int dv, float* state, float* out) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
-  __shared__ float red[kWarps][32];
+  __shared__ float red[2][kWarps][32];
   const int h = blockIdx.x, lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
   const int j = blockIdx.y * kColTile + lane;
   const bool col = j < dv;
@@ -287,10 +288,10 @@ template <int MAXR>
 __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(RecurrentFusedArgs a) {
   namespace cg = cooperative_groups;
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
-  __shared__ float red[kWarps][32];
+  __shared__ float red[2][kWarps][32];
   __shared__ float ob[kGdnFusedMaxT][kColTile], zs[kGdnFusedMaxT][kColTile];
   __shared__ double tss[kGdnFusedMaxT];  // this block's share of each token's sum of squares, read by the cluster
-  __shared__ double sred[32];
+  __shared__ double sred[2][32];
   const cg::cluster_group cluster = cg::this_cluster();
   const int wi = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), e = int(threadIdx.x);
   // 32-bit offsets (the wrapper checks that they fit).
@@ -315,8 +316,8 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
     const float av = a.a[t * ld + h], bv = a.b[t * ld + h];
     const float zt = wi == 0 && col ? a.z[t * ld + h * a.dv + j] : 0.0f;  // for the gated norm
     // gdn_prepare: L2 norms in float64 (its block sums: the same bits), q scaled by 1/sqrt(dk).
-    const double sq = detail::block_sum(double(qv) * double(qv), sred);
-    const double sk = detail::block_sum(double(kv) * double(kv), sred);
+    double sq, sk;
+    detail::block_sum2(double(qv) * double(qv), double(kv) * double(kv), sred, sq, sk);
     const float iq = 1.0f / sqrtf(float(sq) + 1e-6f), ik = 1.0f / sqrtf(float(sk) + 1e-6f);
     if (e < a.dk) {
       qs[e] = (qv * iq) * qscale;

@@ -192,6 +192,16 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   }
   __syncthreads();
 
+  // inv_s of each token's streams, one thread each: the row sums below then wait for one float64 division and
+  // square root, not one per stream in turn (this tail was most of the kernel's time after its release).
+  __shared__ float sinv[kMaxStreams * NT];  // [T][S]
+  for (int q = int(threadIdx.x); q < a.T * a.S; q += kThreads) {
+    const float v = stream_inv(&ssp[0][0], q % a.S, q / a.S, a.cps, NT, a.H, a.eps);
+    sinv[q] = v;
+    if (blockIdx.x == 0) a.inv[q] = v;
+  }
+  __syncthreads();
+
   // low[t][r] = silu(sum_s inv_s * sum_chunks part / S); inject rows: 2 sigmoid(...). Streams and chunks in order.
   for (int q = int(threadIdx.x); q < rows * a.T; q += kThreads) {
     const int i = q / a.T, t = q % a.T, r = r0 + i;
@@ -199,14 +209,11 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
     for (int s = 0; s < a.S; s++) {
       float ps = 0.0f;
       for (int cc = 0; cc < a.cps; cc++) ps += part[s * a.cps + cc][i][t];
-      dot += stream_inv(&ssp[0][0], s, t, a.cps, NT, a.H, a.eps) * ps;
+      dot += sinv[t * a.S + s] * ps;
     }
     if (r < a.R) a.low[t * a.R + r] = detail::silu(dot / float(a.S));
     else a.inject[t * a.S + (r - a.R)] = 2.0f * detail::sigmoid(dot / float(a.S));
   }
-  if (blockIdx.x == 0)
-    for (int q = int(threadIdx.x); q < a.T * a.S; q += kThreads)
-      a.inv[q] = stream_inv(&ssp[0][0], q % a.S, q / a.S, a.cps, NT, a.H, a.eps);
 }
 
 struct UpArgs {

@@ -135,16 +135,33 @@ template <int PER>
 __device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay) {
   const int lane = int(threadIdx.x & 31);
   unsigned long long key[PER];
-  unsigned long long loc = 0;  // the lane's largest key not yet selected (0: none; every real key is > 0)
 #pragma unroll
   for (int j = 0; j < PER; j++) {
     const int i = lane + 32 * j;
     key[j] = i < n ? topk_key(v[j], i) : 0ull;
-    loc = key_max(loc, key[j]);
   }
+  // The lane's keys in descending order (a bitonic network over registers), so that a lane whose key wins a
+  // round moves on to its next key by a shift instead of a scan of all its keys for the largest below the
+  // winner: that scan, a chain of PER dependent compares in every round, was most of the routing kernel's time
+  // at 512 experts.
+#pragma unroll
+  for (int size = 2; size <= PER; size <<= 1)
+#pragma unroll
+    for (int stride = size >> 1; stride > 0; stride >>= 1)
+#pragma unroll
+      for (int i = 0; i < PER; i++) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const unsigned long long a = key[i], b = key[j];
+          const bool swap = (i & size) == 0 ? a < b : a > b;
+          key[i] = swap ? b : a;
+          key[j] = swap ? a : b;
+        }
+      }
+  unsigned long long loc = key[0];  // the lane's largest key not yet selected (0: none; every real key is > 0)
   // Rounds 0..k-1 select; round k (when k < n) only looks at the (k+1)-th key. Each round's winner is the
-  // largest remaining key of its owner lane, and only that lane's candidate changes: its next largest key is
-  // its largest key below the winner (keys are unique; the ones above were taken in earlier rounds).
+  // largest remaining key of its owner lane, and only that lane's candidate changes: its next key in order
+  // (keys are unique; the ones above were taken in earlier rounds).
   const int rounds = k < n ? k + 1 : k;
   unsigned long long kth = 0, next = 0;
   int mine = -1;
@@ -158,9 +175,10 @@ __device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay
     if (lane == r) mine = i;
     if (r == k - 1) kth = best;
     if ((i & 31) == lane) {
-      loc = 0;
 #pragma unroll
-      for (int j = 0; j < PER; j++) loc = key_max(loc, key[j] < best ? key[j] : 0ull);
+      for (int j = 0; j + 1 < PER; j++) key[j] = key[j + 1];
+      key[PER - 1] = 0;
+      loc = key[0];
     }
   }
   // Warp-uniform: every lane holds the same kth and next.
