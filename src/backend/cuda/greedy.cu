@@ -15,6 +15,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 128;
+constexpr int kLoads = 8;  // values per thread in flight
 
 struct Best {
   float v;   // the maximum so far (-inf: none above -inf yet)
@@ -51,22 +52,39 @@ __global__ void __launch_bounds__(kThreads) greedy_kernel(const float* logits, i
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t begin = int64_t(blockIdx.x) * per, end = detail::imin(begin + per, V);
   Best m{-INFINITY, -1, INT_MAX, 0};
-  for (int64_t k = begin + threadIdx.x; k < end; k += kThreads) {
-    const float v = logits[k];
-    if (v != v || v == INFINITY) {
-      m.bad = min(m.bad, int(k));
-    } else if (v > -INFINITY) {
-      m.live = 1;
-      if (m.i < 0 || v > m.v) m.v = v, m.i = int(k);  // a thread's indices increase: the first stays on ties
+  // kLoads values of the thread in flight at once (one memory round trip per kLoads, not per value), then
+  // scanned in index order.
+  for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += int64_t(kThreads) * kLoads) {
+    float v[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; u++) {
+      const int64_t k = k0 + int64_t(kThreads) * u;
+      v[u] = k < end ? logits[k] : -INFINITY;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; u++) {
+      const int64_t k = k0 + int64_t(kThreads) * u;
+      if (k >= end) break;
+      if (v[u] != v[u] || v[u] == INFINITY) {
+        m.bad = min(m.bad, int(k));
+      } else if (v[u] > -INFINITY) {
+        m.live = 1;
+        if (m.i < 0 || v[u] > m.v) m.v = v[u], m.i = int(k);  // a thread's indices increase: the first stays on ties
+      }
     }
   }
   const Best b = block_reduce(m);
   if (threadIdx.x == 0) part[blockIdx.x] = b;
   if (!detail::last_block_of(counter, int(gridDim.x))) return;
+  // The last block merges the blocks' results with the same block reduction (merge's result does not depend on
+  // the order): one round trip for the partials instead of a thread reading them one after another (that serial
+  // loop was about 20 us, on the critical path of every greedy step). last_block_of's barriers order the first
+  // reduction's shared-memory reads before the second's writes.
+  Best q{-INFINITY, -1, INT_MAX, 0};
+  for (int i = int(threadIdx.x); i < int(gridDim.x); i += kThreads)
+    q = merge(q, Best{__ldcg(&part[i].v), __ldcg(&part[i].i), __ldcg(&part[i].bad), __ldcg(&part[i].live)});
+  const Best r = block_reduce(q);
   if (threadIdx.x == 0) {
-    Best r{-INFINITY, -1, INT_MAX, 0};
-    for (int q = 0; q < int(gridDim.x); q++)
-      r = merge(r, Best{__ldcg(&part[q].v), __ldcg(&part[q].i), __ldcg(&part[q].bad), __ldcg(&part[q].live)});
     if (r.bad != INT_MAX) out[0] = r.bad, out[1] = logits[r.bad] != logits[r.bad] ? kGreedyNan : kGreedyPosInf;
     else if (!r.live) out[0] = 0, out[1] = kGreedyAllNegInf;
     else out[0] = r.i, out[1] = kGreedyOk;
