@@ -43,11 +43,22 @@ void cpu_route(const std::vector<float>& logits, int64_t T, int64_t E, int64_t K
   }
 }
 
-// E <= 1024 and K <= 32 take the one-warp kernel (rounds of arg-max); {2048, 10} the block kernel with the same
-// selection, {100, 40} the block kernel with the bitonic sort.
+// 128 < E <= 1024 with K < 16 take the 8-warp kernel (each warp ranks its share, warp 0 the offers: {512, 10},
+// {1024, 10}, {200, 8} with a partial last warp, {700, 15} with the most offers); other E <= 1024 and K <= 32
+// the one-warp kernel (rounds of arg-max; {300, 16} past the offers' limit); {2048, 10} the block kernel with the
+// same selection, {100, 40} the block kernel with the bitonic sort.
 TEST(CudaMoe, RoutingSelectsLikeTheCpuWithTies) {
-  for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{
-           {64, 4}, {512, 10}, {16, 16}, {1, 1}, {45, 32}, {1024, 10}, {2048, 10}, {100, 40}}) {
+  for (auto [E, K] : std::vector<std::pair<int64_t, int64_t>>{{64, 4},
+                                                              {512, 10},
+                                                              {16, 16},
+                                                              {1, 1},
+                                                              {45, 32},
+                                                              {1024, 10},
+                                                              {200, 8},
+                                                              {700, 15},
+                                                              {300, 16},
+                                                              {2048, 10},
+                                                              {100, 40}}) {
     for (int64_t T : {1, 7, 33}) {
       auto logits = rand_vec(size_t(T * E), -3.0f, 3.0f, uint32_t(E + T));
       for (size_t i = 0; i < logits.size(); i += 3) logits[i] = std::round(logits[i]);  // many equal logits

@@ -152,6 +152,82 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
   }
 }
 
+// The decode kernel for 128 < E <= 1024 experts and K < kRouteBlockCand: one token per block of route_kernel's
+// 256 threads, so the softmax is route_kernel's code and bits (thread i holds experts i + 256 m), spread over 8
+// warps instead of one warp's 32 * PER values in a row (at 512 experts that one warp's chain of about 2400
+// dependent instructions took 5.3 us on the H200). Each warp ranks its own keys (lane L of warp w holds experts
+// 32 w + L + 256 m) and offers its K + 1 best; warp 0 ranks the 8 (K + 1) offers, which hold the block's K + 1
+// best keys in order, and finishes as route_warp_kernel does (the straddle replay over the whole row, the weights
+// and their norm in selection order): the same choice and the same floats.
+constexpr int kRouteBlockCand = 16;  // keys each warp offers (K + 1 <= 16)
+
+template <int PB>
+__global__ void __launch_bounds__(kRouteThreads)
+    route_block_kernel(const float* logits, int64_t E, int64_t K, bool renorm, detail::Item* replay, int32_t* idx,
+                       float* weight) {
+  constexpr int kW = kRouteThreads / 32;
+  __shared__ float ps[kRouteThreads * PB];  // the token's probabilities, for the weights and the replay
+  __shared__ float red[32];
+  __shared__ unsigned long long offer[kW * kRouteBlockCand];
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  const int64_t t = blockIdx.x;
+  const int tid = int(threadIdx.x), lane = tid & 31, w = tid >> 5, n = int(E), k = int(K);
+  const float* l = logits + t * E;
+  float v[PB];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int m = 0; m < PB; m++) {
+    const int e = tid + kRouteThreads * m;
+    v[m] = e < n ? l[e] : 0.0f;
+    if (e < n) mx = fmaxf(mx, v[m]);
+  }
+  // route_kernel's maximum and sum.
+  mx = detail::warp_max(mx);
+  if (lane == 0) red[w] = mx;
+  __syncthreads();
+  mx = -INFINITY;
+  for (int q = 0; q < kW; q++) mx = fmaxf(mx, red[q]);
+  float sum = 0.0f;
+#pragma unroll
+  for (int m = 0; m < PB; m++)
+    if (tid + kRouteThreads * m < n) {
+      v[m] = expf(v[m] - mx);
+      sum += v[m];
+    }
+  sum = detail::block_sum(sum, red);
+  unsigned long long key[PB];
+#pragma unroll
+  for (int m = 0; m < PB; m++) {
+    const int e = tid + kRouteThreads * m;
+    v[m] /= sum;
+    if (e < n) ps[e] = v[m];
+    key[m] = e < n ? detail::topk_key(v[m], e) : 0ull;
+  }
+  const int rounds = k < n ? k + 1 : k;
+  detail::sort_keys_desc(key);
+  unsigned long long last;
+  const unsigned long long best = detail::warp_rank_keys(key, rounds, last);
+  if (lane < kRouteBlockCand) offer[w * kRouteBlockCand + lane] = best;  // 0 past this warp's rounds
+  __syncthreads();
+  if (w != 0) return;
+  constexpr int kOfferPer = kW * kRouteBlockCand / 32;
+  unsigned long long ok[kOfferPer];
+#pragma unroll
+  for (int j = 0; j < kOfferPer; j++) ok[j] = offer[lane + 32 * j];
+  detail::sort_keys_desc(ok);
+  const unsigned long long rank = detail::warp_rank_keys(ok, rounds, last);
+  const int mine = detail::chosen_from_ranks(rank, last, n, k, replay + t * E, [&](detail::Item* rp) {
+    for (int i = lane; i < n; i += 32) rp[i] = detail::Item{ps[i], i};
+  });
+  const float mp = mine >= 0 ? ps[mine] : 0.0f;
+  float norm = 0.0f;
+  for (int j = 0; j < k; j++) norm += __shfl_sync(0xffffffffu, mp, j);
+  if (lane < k) {
+    idx[t * K + lane] = mine;
+    weight[t * K + lane] = renorm ? mp / norm : mp;
+  }
+}
+
 // ----------------------------------------------------------------------------------------------------------
 // Decode, tensor-core path.
 // ----------------------------------------------------------------------------------------------------------
@@ -890,6 +966,16 @@ void moe_route(Context& ctx, const float* logits, int64_t T, int64_t E, int64_t 
   detail::require(T < (int64_t(1) << 31), "moe_route: too many tokens");
   ScratchScope scope(ctx.scratch());
   auto* replay = ctx.scratch().take<detail::Item>(size_t(T * E));
+  if (E > 128 && E <= 1024 && k < kRouteBlockCand) {
+    auto launch_block = [&](auto kernel) {
+      detail::launch(ctx, kernel, unsigned(T), kRouteThreads, 0, logits, E, k, renormalize, replay, idx, weight);
+    };
+    if (E <= 256) launch_block(route_block_kernel<1>);
+    else if (E <= 512) launch_block(route_block_kernel<2>);
+    else launch_block(route_block_kernel<4>);
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
   if (E <= 1024 && k <= detail::kTopkSmallMax) {
     detail::with_lanes_per(E, [&](auto per) {
       detail::launch(ctx, route_warp_kernel<decltype(per)::value>, detail::blocks_for(T, kRouteWarps),

@@ -127,23 +127,9 @@ __device__ inline __noinline__ void replay_and_order(Item* replay, int n, int k)
   }
 }
 
-// One warp selects the top k of n <= 32 * PER values held in registers: v[j] is element lane + 32 j (ignored
-// at n and beyond). 1 <= k <= min(n, kTopkSmallMax). Returns, in lane j < k, the index of the j-th selected
-// element (value descending, equal values by ascending index), -1 in the other lanes. replay: n items of
-// global scratch for this row (written only when equal values straddle the k-th place). All 32 lanes call it.
+// A lane's keys in descending order: a bitonic network over registers.
 template <int PER>
-__device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay) {
-  const int lane = int(threadIdx.x & 31);
-  unsigned long long key[PER];
-#pragma unroll
-  for (int j = 0; j < PER; j++) {
-    const int i = lane + 32 * j;
-    key[j] = i < n ? topk_key(v[j], i) : 0ull;
-  }
-  // The lane's keys in descending order (a bitonic network over registers), so that a lane whose key wins a
-  // round moves on to its next key by a shift instead of a scan of all its keys for the largest below the
-  // winner: that scan, a chain of PER dependent compares in every round, was most of the routing kernel's time
-  // at 512 experts.
+__device__ __forceinline__ void sort_keys_desc(unsigned long long (&key)[PER]) {
 #pragma unroll
   for (int size = 2; size <= PER; size <<= 1)
 #pragma unroll
@@ -158,42 +144,79 @@ __device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay
           key[j] = swap ? a : b;
         }
       }
-  unsigned long long loc = key[0];  // the lane's largest key not yet selected (0: none; every real key is > 0)
-  // Rounds 0..k-1 select; round k (when k < n) only looks at the (k+1)-th key. Each round's winner is the
-  // largest remaining key of its owner lane, and only that lane's candidate changes: its next key in order
-  // (keys are unique; the ones above were taken in earlier rounds).
-  const int rounds = k < n ? k + 1 : k;
-  unsigned long long kth = 0, next = 0;
-  int mine = -1;
+}
+
+// Rounds of an arg-max over the warp's keys (each lane's PER keys sorted descending, 0 for none; real keys are
+// unique and > 0): round r's winner is the r-th largest key of the warp. Lane r < min(rounds, 32) gets round r's
+// key (0 when the warp has fewer keys), the other lanes 0; last gets the final round's key in every lane. Only the
+// winner's lane changes its candidate, moving to its next key by a shift (a scan of all its keys for the largest
+// below the winner, a chain of PER dependent compares every round, was most of the routing kernel's time at 512
+// experts). All 32 lanes call it; the keys are consumed.
+template <int PER>
+__device__ __forceinline__ unsigned long long warp_rank_keys(unsigned long long (&key)[PER], int rounds,
+                                                             unsigned long long& last) {
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long loc = key[0], mine = 0;
+  last = 0;
   for (int r = 0; r < rounds; r++) {
     const unsigned long long best = warp_max_key(loc);
-    if (r == k) {
-      next = best;
-      break;
-    }
-    const int i = topk_index(best);
-    if (lane == r) mine = i;
-    if (r == k - 1) kth = best;
-    if ((i & 31) == lane) {
+    if (lane == r) mine = best;
+    last = best;
+    if (loc == best && best != 0) {
 #pragma unroll
       for (int j = 0; j + 1 < PER; j++) key[j] = key[j + 1];
       key[PER - 1] = 0;
       loc = key[0];
     }
   }
-  // Warp-uniform: every lane holds the same kth and next.
-  if (k < n && (kth >> 32) == (next >> 32)) {
-#pragma unroll
-    for (int j = 0; j < PER; j++) {
-      const int i = lane + 32 * j;
-      if (i < n) replay[i] = Item{v[j], i};
-    }
+  return mine;
+}
+
+// The straddle check and the chosen indices of a small selection from its ranked keys (warp_rank_keys with
+// k + 1 rounds when k < n, else k): when the k-th and (k+1)-th keys have the same value, the CPU's choice among
+// equal values is replayed over the whole row, which fill(replay) writes (n items, index order; all lanes call it,
+// each writing some). Returns, in lane j < k, the j-th chosen index, -1 in the other lanes.
+template <class Fill>
+__device__ __forceinline__ int chosen_from_ranks(unsigned long long rank, unsigned long long last, int n, int k,
+                                                 Item* replay, Fill fill) {
+  const int lane = int(threadIdx.x & 31);
+  const unsigned long long kth = __shfl_sync(0xffffffffu, rank, k - 1);
+  int mine = lane < k ? topk_index(rank) : -1;
+  // Warp-uniform: kth and last are the same in every lane.
+  if (k < n && (kth >> 32) == (last >> 32)) {
+    fill(replay);
     __syncwarp();  // orders the lanes' writes before lane 0's reads (and lane 0's writes before the reads below)
     if (lane == 0) replay_and_order(replay, n, k);
     __syncwarp();
     mine = lane < k ? replay[lane].i : -1;
   }
   return mine;
+}
+
+// One warp selects the top k of n <= 32 * PER values held in registers: v[j] is element lane + 32 j (ignored
+// at n and beyond). 1 <= k <= min(n, kTopkSmallMax). Returns, in lane j < k, the index of the j-th selected
+// element (value descending, equal values by ascending index), -1 in the other lanes. replay: n items of
+// global scratch for this row (written only when equal values straddle the k-th place). All 32 lanes call it.
+// Rounds 0..k-1 select; round k (when k < n) only looks at the (k+1)-th key, for the straddle check.
+template <int PER>
+__device__ int warp_topk_small(const float (&v)[PER], int n, int k, Item* replay) {
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long key[PER];
+#pragma unroll
+  for (int j = 0; j < PER; j++) {
+    const int i = lane + 32 * j;
+    key[j] = i < n ? topk_key(v[j], i) : 0ull;
+  }
+  sort_keys_desc(key);
+  unsigned long long last;
+  const unsigned long long rank = warp_rank_keys(key, k < n ? k + 1 : k, last);
+  return chosen_from_ranks(rank, last, n, k, replay, [&](Item* rp) {
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+      const int i = lane + 32 * j;
+      if (i < n) rp[i] = Item{v[j], i};
+    }
+  });
 }
 
 // Host side: calls f(std::integral_constant<int, PER>{}) with the smallest PER of 1, 2, 4, ..., 32 such that
