@@ -78,19 +78,6 @@ __device__ T block_sum(T v, T* red) {
   return warp_sum(t);
 }
 
-// Two block_sum results from one pair of barriers, each summed exactly as block_sum sums it (the same bits).
-template <class T>
-__device__ void block_sum2(T a, T b, T (*red)[32], T& sa, T& sb) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  a = warp_sum(a);
-  b = warp_sum(b);
-  __syncthreads();  // red may still be read by a previous call
-  if (lane == 0) red[0][warp] = a, red[1][warp] = b;
-  __syncthreads();
-  sa = warp_sum(lane < nwarps ? red[0][lane] : T(0));
-  sb = warp_sum(lane < nwarps ? red[1][lane] : T(0));
-}
-
 __host__ __device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 __host__ __device__ __forceinline__ int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 

@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   __shared__ float red[2][kWarps][32];
   __shared__ float ob[kGdnFusedMaxT][kColTile], zs[kGdnFusedMaxT][kColTile];
   __shared__ double tss[kGdnFusedMaxT];  // this block's share of each token's sum of squares, read by the cluster
-  __shared__ double sred[2][32];
+  __shared__ double sred[32];
   const cg::cluster_group cluster = cg::this_cluster();
   const int wi = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), e = int(threadIdx.x);
   // 32-bit offsets (the wrapper checks that they fit).
@@ -316,8 +316,8 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
     const float av = a.a[t * ld + h], bv = a.b[t * ld + h];
     const float zt = wi == 0 && col ? a.z[t * ld + h * a.dv + j] : 0.0f;  // for the gated norm
     // gdn_prepare: L2 norms in float64 (its block sums: the same bits), q scaled by 1/sqrt(dk).
-    double sq, sk;
-    detail::block_sum2(double(qv) * double(qv), double(kv) * double(kv), sred, sq, sk);
+    const double sq = detail::block_sum(double(qv) * double(qv), sred);
+    const double sk = detail::block_sum(double(kv) * double(kv), sred);
     const float iq = 1.0f / sqrtf(float(sq) + 1e-6f), ik = 1.0f / sqrtf(float(sk) + 1e-6f);
     if (e < a.dk) {
       qs[e] = (qv * iq) * qscale;

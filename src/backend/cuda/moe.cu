@@ -29,7 +29,6 @@
 #include <mma.h>
 
 #include <algorithm>
-#include <tuple>
 
 #include "backend/cuda/gemv.cuh"
 #include "backend/cuda/topk.cuh"
@@ -46,6 +45,29 @@ constexpr int64_t kStageFloats = 12288;  // 48 KiB of staged activations per blo
 // ----------------------------------------------------------------------------------------------------------
 constexpr int kRouteThreads = 256;  // route_kernel's block size: it fixes the order of the softmax's sum
 
+// The block's maximum of v (every thread gets it): the order does not matter for a maximum.
+__device__ __forceinline__ float block_max(float v, float* red) {
+  v = detail::warp_max(v);
+  __syncthreads();  // red may still be read by a previous call
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float m = -INFINITY;
+  for (int w = 0; w < int(blockDim.x >> 5); w++) m = fmaxf(m, red[w]);
+  return m;
+}
+
+// Lane j < K of a warp writes the token's j-th chosen expert (mine) and its weight (mp, its probability), the
+// norm being the sequential sum over the chosen experts in selection order (route_kernel's thread 0 takes it so).
+__device__ __forceinline__ void write_choice(int mine, float mp, int64_t K, bool renorm, int32_t* idx, float* weight) {
+  const int lane = int(threadIdx.x & 31);
+  float norm = 0.0f;
+  for (int j = 0; j < int(K); j++) norm += __shfl_sync(0xffffffffu, mp, j);
+  if (lane < K) {
+    idx[lane] = mine;
+    weight[lane] = renorm ? mp / norm : mp;
+  }
+}
+
 // The general kernel, one block per token.
 __global__ void __launch_bounds__(kRouteThreads)
     route_kernel(const float* logits, int64_t E, int64_t K, bool renorm, float* probs, detail::Item* replay,
@@ -58,11 +80,7 @@ __global__ void __launch_bounds__(kRouteThreads)
   float* p = probs + t * E;
   float mx = -INFINITY;
   for (int64_t e = threadIdx.x; e < E; e += blockDim.x) mx = fmaxf(mx, l[e]);
-  mx = detail::warp_max(mx);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = mx;
-  __syncthreads();
-  mx = -INFINITY;
-  for (int w = 0; w < int(blockDim.x >> 5); w++) mx = fmaxf(mx, red[w]);
+  mx = block_max(mx, red);
   float sum = 0.0f;
   for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
     const float v = expf(l[e] - mx);
@@ -145,12 +163,7 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
     const float q = __shfl_sync(0xffffffffu, p[j], mine & 31);
     if (j == (mine >> 5)) mp = q;
   }
-  float norm = 0.0f;
-  for (int j = 0; j < int(K); j++) norm += __shfl_sync(0xffffffffu, mp, j);
-  if (lane < K) {
-    idx[t * K + lane] = mine;
-    weight[t * K + lane] = renorm ? mp / norm : mp;
-  }
+  write_choice(mine, mp, K, renorm, idx + t * K, weight + t * K);
 }
 
 // The decode kernel for 128 < E <= 1024 experts and K < kRouteBlockCand: one token per block of route_kernel's
@@ -183,11 +196,7 @@ __global__ void __launch_bounds__(kRouteThreads)
     if (e < n) mx = fmaxf(mx, v[m]);
   }
   // route_kernel's maximum and sum.
-  mx = detail::warp_max(mx);
-  if (lane == 0) red[w] = mx;
-  __syncthreads();
-  mx = -INFINITY;
-  for (int q = 0; q < kW; q++) mx = fmaxf(mx, red[q]);
+  mx = block_max(mx, red);
   float sum = 0.0f;
 #pragma unroll
   for (int m = 0; m < PB; m++)
@@ -221,12 +230,7 @@ __global__ void __launch_bounds__(kRouteThreads)
     for (int i = lane; i < n; i += 32) rp[i] = detail::Item{ps[i], i};
   });
   const float mp = mine >= 0 ? ps[mine] : 0.0f;
-  float norm = 0.0f;
-  for (int j = 0; j < k; j++) norm += __shfl_sync(0xffffffffu, mp, j);
-  if (lane < k) {
-    idx[t * K + lane] = mine;
-    weight[t * K + lane] = renorm ? mp / norm : mp;
-  }
+  write_choice(mine, mp, K, renorm, idx + t * K, weight + t * K);
 }
 
 // ----------------------------------------------------------------------------------------------------------
@@ -647,13 +651,13 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   // of 2 chunks of one row. A/B on the H200, two calls: 8 layers +1.2 % and +0.5 %, 48 layers +0.6 % and +1.1 %
   // (4 rows: slower). Its slices of K are twice as short: other sums, the same for any T.
   const int RW = 2 * P <= kRowWarps ? 2 : 1;
-  const auto args = std::make_tuple(h, H, I, w.down, idx, K, sh ? sh->down : nullptr, SI, out.y, RW * P, out.streams,
-                                    out.inject, int(out.S));
   const dim3 grid(detail::blocks_for(H, int64_t(kRowWarps / (RW * P)) * RW), unsigned(T));
-  std::apply([&](auto... a) {
-    if (RW == 2) detail::launch(ctx, down_rows_kernel<1, 2, kRowsDownBlocksPerSm>, grid, kRowWarps * 32, 0, a...);
-    else detail::launch(ctx, down_rows_kernel<kRowsDownU, 1, kRowsDownBlocksPerSm>, grid, kRowWarps * 32, 0, a...);
-  }, args);
+  auto launch_down = [&](auto kernel) {
+    detail::launch(ctx, kernel, grid, kRowWarps * 32, 0, h, H, I, w.down, idx, K, sh ? sh->down : nullptr, SI, out.y,
+                   RW * P, out.streams, out.inject, int(out.S));
+  };
+  if (RW == 2) launch_down(down_rows_kernel<1, 2, kRowsDownBlocksPerSm>);
+  else launch_down(down_rows_kernel<kRowsDownU, 1, kRowsDownBlocksPerSm>);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
