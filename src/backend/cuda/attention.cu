@@ -370,9 +370,9 @@ constexpr int kCombineChunk = 48;
 constexpr int kMaxSplits = 1024;  // the running max and sum of each split are staged in shared memory
 
 __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
-                                    int splits, int HD) {
+                                    int splits, int HD, bool early_trigger) {
   __shared__ float ml_s[2 * kMaxSplits];
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter(early_trigger);
   const int64_t row = blockIdx.x;
   const int d = threadIdx.x;
   const float* ml = part_ml + row * splits * 2;
@@ -444,7 +444,8 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   if (!decode) detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
   DS4_CUDA_CHECK_LAUNCH();
   if (splits > 1) {
-    detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits), HD);
+    detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits), HD,
+                 detail::early_trigger("combine"));
     DS4_CUDA_CHECK_LAUNCH();
   }
 }

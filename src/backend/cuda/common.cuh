@@ -117,14 +117,23 @@ struct PdlScope {
 #endif
 };
 
-[[nodiscard]] __device__ __forceinline__ PdlScope pdl_enter() {
+//
+// pdl_enter(true) (early trigger) lets the kernel after it be scheduled before the wait: for a short, latency-bound
+// kernel (the mixer's up pass, the delta rule, the attention combine) whose successor streams weights, so that
+// the successor's blocks are resident, and its first weights on their way (it prefetches before its own wait),
+// while this kernel still waits and runs. The successor's wait still covers this kernel's completion, and this
+// kernel completes only after its own predecessor, so the stream order holds either way.
+[[nodiscard]] __device__ __forceinline__ PdlScope pdl_enter(bool early_trigger = false) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #ifdef DS4_CUDA_TRACE
   unsigned long long t0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
 #endif
+  if (early_trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!early_trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#else
+  (void)early_trigger;
 #ifdef DS4_CUDA_TRACE
   trace::Buf* b = trace_unit::g_trace;
   trace::Rec* rec = nullptr;
@@ -161,6 +170,16 @@ inline bool pdl_enabled() {
     return !(v && std::string(v) == "0");
   }();
   return on;
+}
+
+// DS4_CUDA_EARLY_TRIGGER=hc_up,delta,combine (any of them): those kernels enter with pdl_enter(true). Off by
+// default until measured (bench/RESULTS.md).
+inline bool early_trigger(const char* kernel) {
+  static const std::string list = [] {
+    const char* v = std::getenv("DS4_CUDA_EARLY_TRIGGER");
+    return "," + std::string(v ? v : "") + ",";
+  }();
+  return list.find("," + std::string(kernel) + ",") != std::string::npos;
 }
 
 // kernel<<<grid, block, smem, ctx.stream()>>>(args...) with the programmatic-serialization attribute, and with

@@ -282,6 +282,7 @@ struct RecurrentFusedArgs {
   int dk, dv;
   float* state;  // [VH][dk][dv]
   float* out;    // [T][VH * dv]
+  bool early_trigger;  // pdl_enter(true): DS4_CUDA_EARLY_TRIGGER names delta
 };
 
 template <int MAXR>
@@ -299,7 +300,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   const int ld = int(a.ld), j = int(blockIdx.x) * kColTile + lane;
   const bool col = j < a.dv;
   float* S = a.state + int64_t(h) * a.dk * a.dv;
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
   float s[MAXR];
 #pragma unroll
   for (int r = 0; r < MAXR; r++) {
@@ -418,7 +419,8 @@ void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& ga
   detail::require(conv_out && gates.z && gates.b && gates.a && gates.A_log && gates.dt_bias && gates.norm && state && out,
                   "gdn_recurrent_fused: null operand");
   const RecurrentFusedArgs args{conv_out, gates.z, gates.b, gates.a, gates.ld, gates.A_log, gates.dt_bias, gates.norm,
-                                gates.eps, gates.act, T, hd.key_heads, hd.value_heads, int(hd.dk), int(hd.dv), state, out};
+                                gates.eps, gates.act, T, hd.key_heads, hd.value_heads, int(hd.dk), int(hd.dv), state, out,
+                                detail::early_trigger("delta")};
   // Grid (tiles, heads), one cluster per head.
   const unsigned tiles = detail::blocks_for(hd.dv, kColTile);
   const dim3 grid(tiles, unsigned(hd.value_heads));

@@ -224,6 +224,7 @@ struct UpArgs {
   const float* inv;   // [T][S] from hc_low_kernel
   int T, S, H, D, R, HB;  // HB: h values per block (HB * S <= kUpRows)
   float* mixed;   // [T][H]
+  bool early_trigger;  // pdl_enter(true): DS4_CUDA_EARLY_TRIGGER names hc_up
 };
 
 template <int NT>
@@ -276,7 +277,7 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
         opre[s] = a.norm ? detail::bf(a.norm[s * a.H + h]) : 0.0f;
       }
   }
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
 
   // low (plane order) and inv from kernel 1.
   for (int i = int(threadIdx.x); i < a.T * a.R; i += kThreads) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
@@ -395,7 +396,8 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
   float* inv = ctx.scratch().take<float>(size_t(T * S));
   const LowArgs d{x, norm, down_inject, int(T), int(S), int(H), int(D), int(N), int(R), int(KC), int(cps), int(C),
                   eps, low, inject, inv};
-  const UpArgs u{x, norm, up, low, inv, int(T), int(S), int(H), int(D), int(R), int(HB), mixed};
+  const UpArgs u{x, norm, up, low, inv, int(T), int(S), int(H), int(D), int(R), int(HB), mixed,
+                 detail::early_trigger("hc_up")};
   const unsigned g1 = unsigned((N + kLowRows - 1) / kLowRows), g2 = unsigned((H + HB - 1) / HB);
   // Kernel 2: at most 8 x (1024 + 64 + 64) x 4 = 36 KiB: no opt-in needed.
   const size_t smem2 = size_t(T * (R + kUpRows + S)) * sizeof(float);

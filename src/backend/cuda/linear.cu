@@ -238,7 +238,8 @@ constexpr int kBulkBlocksPerSm = 3;
 constexpr size_t kBulkSmem = size_t(kRowWarps) * kBulkDepth * kBulkPiece;
 
 __global__ void __launch_bounds__(kRowWarps * 32)
-    gemv_bulk_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, int64_t rows_per_block) {
+    gemv_bulk_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, int64_t rows_per_block,
+                     int prefetch) {
   extern __shared__ __align__(128) uint8_t slots[];  // [warp][kBulkDepth][kBulkPiece]
   __shared__ __align__(8) uint64_t bars[kRowWarps][kBulkDepth];
   __shared__ float red[2][kRowWarps];
@@ -252,19 +253,26 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const int total = rows * ppr;
   uint8_t* mine = slots + size_t(warp) * kBulkDepth * kBulkPiece;
   // Piece q of the warp: row r_begin + grp + G (q / ppr), bytes [q % ppr * kBulkPiece, ...) of its slice.
+  auto piece = [&](int q) {
+    const int p = q % ppr;
+    const int64_t row = r_begin + grp + int64_t(G) * (q / ppr);
+    return reinterpret_cast<const uint8_t*>(W + row * K + c_begin * 8) + int64_t(p) * kBulkPiece;
+  };
   auto issue = [&](int q) {
     const int slot = q % kBulkDepth, p = q % ppr;
-    const int64_t row = r_begin + grp + int64_t(G) * (q / ppr);
     const uint32_t bytes = uint32_t(min(kBulkPiece, slice_bytes - p * kBulkPiece));
     detail::mbar_expect_tx(&bars[warp][slot], bytes);
-    detail::bulk_g2s(mine + slot * kBulkPiece,
-                     reinterpret_cast<const uint8_t*>(W + row * K + c_begin * 8) + int64_t(p) * kBulkPiece, bytes,
-                     &bars[warp][slot]);
+    detail::bulk_g2s(mine + slot * kBulkPiece, piece(q), bytes, &bars[warp][slot]);
   };
   if (lane == 0) {
     for (int d = 0; d < kBulkDepth; d++) detail::mbar_init(&bars[warp][d], 1);
     // The weights are never written by earlier kernels: the first pieces stream in while the kernel before runs.
     for (int q = 0; q < min(kBulkDepth, total); q++) issue(q);
+  }
+  // DS4_CUDA_BULK_PREFETCH=n: the n pieces after those also start into L2 before the wait (one line per lane).
+  for (int q = kBulkDepth; q < min(kBulkDepth + prefetch, total); q++) {
+    const int bytes = min(kBulkPiece, slice_bytes - (q % ppr) * kBulkPiece);
+    for (int off = lane * 128; off < bytes; off += 32 * 128) detail::prefetch_l2(piece(q) + off);
   }
   __syncwarp();
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -417,6 +425,18 @@ bool bulk_enabled() {
   return on;
 }
 
+#ifndef DS4_CUDA_EMU
+// DS4_CUDA_BULK_PREFETCH=n (default 0): pieces past the first kBulkDepth that the bulk GEMV starts into L2 before
+// its wait.
+int bulk_prefetch() {
+  static const int n = [] {
+    const char* v = std::getenv("DS4_CUDA_BULK_PREFETCH");
+    return v ? std::max(0, std::atoi(v)) : 0;
+  }();
+  return n;
+}
+#endif
+
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
@@ -427,7 +447,7 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
     const int64_t blocks = detail::imin(int64_t(kBulkBlocksPerSm) * ctx.sm_count(), groups);
     const int64_t rows_per_block = (groups + blocks - 1) / blocks * G;
     detail::launch(ctx, gemv_bulk_kernel, unsigned((N + rows_per_block - 1) / rows_per_block), kRowWarps * 32,
-                   kBulkSmem, x, K, W, N, o.y, rs.P, rows_per_block);
+                   kBulkSmem, x, K, W, N, o.y, rs.P, rows_per_block, bulk_prefetch());
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }
