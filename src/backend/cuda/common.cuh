@@ -132,8 +132,6 @@ struct PdlScope {
   if (early_trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
   if (!early_trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#else
-  (void)early_trigger;
 #ifdef DS4_CUDA_TRACE
   trace::Buf* b = trace_unit::g_trace;
   trace::Rec* rec = nullptr;
@@ -151,6 +149,8 @@ struct PdlScope {
   }
   return PdlScope{rec};
 #endif
+#else
+  (void)early_trigger;
 #endif
   return PdlScope{};
 }
