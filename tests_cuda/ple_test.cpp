@@ -7,6 +7,7 @@
 #include "cuda_test_util.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "models/qwen_hybrid/ple.h"
 
@@ -122,6 +123,68 @@ TEST(CudaPle, BlockMatchesTheModelAcrossChunks) {
     expect_close_scaled(download(out), want, 1e-4, "ple T=" + std::to_string(T));
   }
   expect_close_scaled(download(conv_state), s.conv, 1e-4, "ple conv state");
+}
+
+// ple_tail is the composition after the projections (norms, gate, norm, conv, adds) with the same bits: over
+// chunks of every supported length, with the conv history carried, at the Flash-Next width and an odd one (1288:
+// a partial last stride of the 1024-thread norms and of the gate's 256 threads). Against the CPU model as well.
+TEST(CudaPle, FusedTailEqualsTheComposition) {
+  for (const int64_t H : {int64_t(2560), int64_t(1288)}) {
+    const int64_t S = 4, E = 48, N = 3, D = S * H;
+    auto p = make_ple(H, S, E, N, 3);
+    const int64_t heads = p.hash.heads(), hd = E / heads, Kc = p.c.ple_conv_kernel;
+    const float eps = float(p.c.rms_eps);
+    qwen::PleState s;
+    qwen::init_ple_state(s, p.c);
+    auto dctx = upload(s.context);
+    DeviceBuffer<float> state_a(s.conv.size()), state_b(s.conv.size());
+    state_a.fill_bytes(0);
+    state_b.fill_bytes(0);
+    auto& cx = ctx();
+    uint32_t seed = 70;
+    for (int64_t T : {1, 8, 3, 1, 5, 2, 7, 4, 6}) {
+      const std::string what = "H=" + std::to_string(H) + " T=" + std::to_string(T);
+      ASSERT_TRUE(ple_tail_supported(T, S, H)) << what;
+      const auto tokens = tokens_with_eos(T, seed++);
+      const auto x = rand_vec(size_t(T * D), -2.0f, 2.0f, seed++);
+      std::vector<float> want(size_t(T * D));
+      qwen::ple_forward(p.w, p.c, s, x.data(), tokens.data(), T, want.data());
+      for (size_t i = 0; i < want.size(); i++) want[i] += x[i];
+
+      auto dt = upload(tokens);
+      DeviceBuffer<int64_t> rows(size_t(T * heads));
+      DeviceBuffer<float> emb(size_t(T * E)), key(size_t(T * D)), value(size_t(T * H)), query(size_t(T * D)),
+          gated(size_t(T * D)), normed(size_t(T * D)), conv(size_t(T * D));
+      ple_ngram_rows(cx, p.hash, dt.get(), T, dctx.get(), rows.get());
+      gather_rows(cx, p.dev[0].d(), hd, rows.get(), T * heads, emb.get());
+      linear(cx, emb.get(), T, E, p.dev[1].d(), D, key.get());
+      linear(cx, emb.get(), T, E, p.dev[2].d(), H, value.get());
+      // Fused first (it reads the key projection before the composition normalises it in place).
+      auto fused = upload(x);
+      auto scratch = nan_buffer<float>(size_t(T * D));
+      ple_tail(cx, key.get(), value.get(), fused.get(), T, S, H, p.dev[3].d(), p.dev[4].d(), p.dev[5].d(),
+               p.dev[6].d(), Kc, N, state_b.get(), scratch.get(), eps);
+      auto composed = upload(x);
+      rms_norm_offset(cx, key.get(), p.dev[3].d(), key.get(), T, D, H, eps);
+      rms_norm_offset(cx, composed.get(), p.dev[4].d(), query.get(), T, D, H, eps);
+      ple_gate(cx, key.get(), query.get(), value.get(), T, S, H, gated.get());
+      rms_norm_offset(cx, gated.get(), p.dev[5].d(), normed.get(), T, D, H, eps);
+      causal_conv1d(cx, normed.get(), T, D, p.dev[6].d(), Kc, N, state_a.get(), conv.get(), Act::Silu);
+      add(cx, gated.get(), conv.get(), conv.get(), T * D);
+      add(cx, composed.get(), conv.get(), composed.get(), T * D);
+      const auto got = download(fused), ref = download(composed);
+      for (size_t i = 0; i < got.size(); i++)
+        ASSERT_EQ(std::memcmp(&got[i], &ref[i], sizeof(float)), 0) << what << " element " << i << ": " << got[i]
+                                                                  << " vs " << ref[i];
+      expect_close_scaled(got, want, 1e-4, "ple_tail " + what);
+    }
+    const auto ha = download(state_a), hb = download(state_b);
+    ASSERT_EQ(std::memcmp(ha.data(), hb.data(), ha.size() * sizeof(float)), 0) << "conv history H=" << H;
+    expect_close_scaled(hb, s.conv, 1e-4, "ple_tail conv history H=" + std::to_string(H));
+    EXPECT_FALSE(ple_tail_supported(9, S, H));
+  }
+  EXPECT_FALSE(ple_tail_supported(1, 4, 1024));  // the norms' one-warp form: the composition
+  EXPECT_FALSE(ple_tail_supported(1, 4, 4008));  // beyond shared memory
 }
 
 }  // namespace

@@ -6,44 +6,26 @@
 // doing both in that order: a channel's history is read only by its own thread. Every output element is the same
 // expression in both forms, so the bits do not depend on the form.
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/conv1d.cuh"
 
 namespace ds4::cuda {
 namespace {
 
 constexpr int64_t kShortChunk = 8;  // tokens up to which one thread per channel does all of a channel
 
-__device__ __forceinline__ float conv_at(const float* x, int64_t t, int64_t c, int64_t C, const bf16* w, int64_t K,
-                                         int64_t dil, int64_t S, const float* state, Act act) {
-  float acc = 0.0f;
-  for (int64_t k = 0; k < K; k++) {
-    const int64_t r = t + k * dil;  // row of the padded input
-    const float in = r < S ? state[r * C + c] : x[(r - S) * C + c];
-    acc += __bfloat162float(w[c * K + k]) * in;
-  }
-  return detail::apply_act(act, acc);
-}
-
-// new history row r = padded row T + r; ascending r never reads a row this thread already overwrote.
-__device__ __forceinline__ void shift_history(const float* x, int64_t T, int64_t c, int64_t C, int64_t S, float* state) {
-  for (int64_t r = 0; r < S; r++) {
-    const int64_t src = T + r;
-    state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * C + c];
-  }
-}
-
 __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                             const float* state, float* y, Act act) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * C; i += int64_t(gridDim.x) * blockDim.x) {
-    y[i] = conv_at(x, i / C, i % C, C, w, K, dil, S, state, act);
+    y[i] = detail::conv_at(x, i / C, i % C, C, w, K, dil, S, state, act);
   }
 }
 
 __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t S, float* state) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x)
-    shift_history(x, T, c, C, S, state);
+    detail::shift_history(x, T, c, C, S, state);
 }
 
 // Short chunks: channel c's outputs for every token, then its history.
@@ -52,8 +34,8 @@ __global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
-    for (int64_t t = 0; t < T; t++) y[t * C + c] = conv_at(x, t, c, C, w, K, dil, S, state, act);
-    shift_history(x, T, c, C, S, state);
+    for (int64_t t = 0; t < T; t++) y[t * C + c] = detail::conv_at(x, t, c, C, w, K, dil, S, state, act);
+    detail::shift_history(x, T, c, C, S, state);
   }
 }
 

@@ -238,8 +238,7 @@ constexpr int kBulkBlocksPerSm = 3;
 constexpr size_t kBulkSmem = size_t(kRowWarps) * kBulkDepth * kBulkPiece;
 
 __global__ void __launch_bounds__(kRowWarps * 32)
-    gemv_bulk_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, int64_t rows_per_block,
-                     int prefetch) {
+    gemv_bulk_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, int64_t rows_per_block) {
   extern __shared__ __align__(128) uint8_t slots[];  // [warp][kBulkDepth][kBulkPiece]
   __shared__ __align__(8) uint64_t bars[kRowWarps][kBulkDepth];
   __shared__ float red[2][kRowWarps];
@@ -268,11 +267,6 @@ __global__ void __launch_bounds__(kRowWarps * 32)
     for (int d = 0; d < kBulkDepth; d++) detail::mbar_init(&bars[warp][d], 1);
     // The weights are never written by earlier kernels: the first pieces stream in while the kernel before runs.
     for (int q = 0; q < min(kBulkDepth, total); q++) issue(q);
-  }
-  // DS4_CUDA_BULK_PREFETCH=n: the n pieces after those also start into L2 before the wait (one line per lane).
-  for (int q = kBulkDepth; q < min(kBulkDepth + prefetch, total); q++) {
-    const int bytes = min(kBulkPiece, slice_bytes - (q % ppr) * kBulkPiece);
-    for (int off = lane * 128; off < bytes; off += 32 * 128) detail::prefetch_l2(piece(q) + off);
   }
   __syncwarp();
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -425,18 +419,6 @@ bool bulk_enabled() {
   return on;
 }
 
-#ifndef DS4_CUDA_EMU
-// DS4_CUDA_BULK_PREFETCH=n (default 0): pieces past the first kBulkDepth that the bulk GEMV starts into L2 before
-// its wait.
-int bulk_prefetch() {
-  static const int n = [] {
-    const char* v = std::getenv("DS4_CUDA_BULK_PREFETCH");
-    return v ? std::max(0, std::atoi(v)) : 0;
-  }();
-  return n;
-}
-#endif
-
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
@@ -447,7 +429,7 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
     const int64_t blocks = detail::imin(int64_t(kBulkBlocksPerSm) * ctx.sm_count(), groups);
     const int64_t rows_per_block = (groups + blocks - 1) / blocks * G;
     detail::launch(ctx, gemv_bulk_kernel, unsigned((N + rows_per_block - 1) / rows_per_block), kRowWarps * 32,
-                   kBulkSmem, x, K, W, N, o.y, rs.P, rows_per_block, bulk_prefetch());
+                   kBulkSmem, x, K, W, N, o.y, rs.P, rows_per_block);
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -1,7 +1,16 @@
 // PLE n-gram hashing on the device: one thread per token hashes its window (ple_hash.h); a one-thread kernel
 // then carries the last N-1 ids into the next chunk. Two kernels because the context must not change while
 // hashing threads still read it.
+//
+// The fused tail (ple_tail): everything after the key and value projections for up to kPleTailMaxT tokens in one
+// kernel instead of seven (three norms, the gate, the conv, two adds: about 29 us of a decode step's critical
+// path, nearly all of it launch hand-offs). One block per stream walks the tokens in order; every sum is the
+// composed op's, term for term and in the same order (the norms' 1024-thread block sums, the gate's 256-thread
+// sum, the conv's per-channel expression from conv1d.cuh), so the output has the composition's bits (the test
+// checks it). A channel's conv input rows and history are touched only by its own thread, as in the conv's
+// one-thread-per-channel form.
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/conv1d.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -30,7 +39,96 @@ __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx
   }
 }
 
+constexpr int kTailThreads = 1024;  // norm_block_kernel's block: the norms' sums in its order
+constexpr int kGateThreads = 256;   // ple_gate_kernel's block: the gate's sum in its order
+constexpr int64_t kTailMaxH = 4000;  // key, query and gated rows of one token in 48 KiB of shared memory
+
+struct TailArgs {
+  const float* key;    // [T][S][H]: the key projection, not yet normalised
+  const float* value;  // [T][H]
+  float* x;            // [T][S][H]: residual streams, += the block's output
+  const bf16 *norm_key, *norm_query, *norm_conv;  // [S][H]
+  const bf16* conv;    // [S * H][K]
+  float* state;        // [(K - 1) * dil][S * H]
+  float* normed;       // [T][S * H] scratch: the conv's input rows
+  int T, S, H, K, dil;
+  float eps;
+};
+
+// rms_norm_offset's norm_block_kernel for one row: 1 / rms from this block's sum of squares.
+__device__ __forceinline__ float tail_inv(double ss, int H, float eps) { return 1.0f / sqrtf(float(ss / double(H)) + eps); }
+__device__ __forceinline__ float tail_norm(float v, float inv, const bf16* w, int h) {
+  return (v * inv) * (1.0f + __bfloat162float(w[h]));
+}
+
+__global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
+  extern __shared__ float sm[];
+  float *kn = sm, *qn = sm + a.H, *gs = sm + 2 * a.H;  // one token's normalised key, query, and gated rows
+  __shared__ double red[32];
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  const int s = int(blockIdx.x), i = int(threadIdx.x), H = a.H;
+  const int64_t C = int64_t(a.S) * H, hist = int64_t(a.K - 1) * a.dil;
+  const bf16 *wk = a.norm_key + int64_t(s) * H, *wq = a.norm_query + int64_t(s) * H, *wc = a.norm_conv + int64_t(s) * H;
+  for (int t = 0; t < a.T; t++) {
+    const int64_t row = (int64_t(t) * a.S + s) * H;
+    const float *kr = a.key + row, *xr = a.x + row;
+    double ss = 0.0;
+    for (int h = i; h < H; h += kTailThreads) ss += double(kr[h]) * double(kr[h]);
+    float inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    for (int h = i; h < H; h += kTailThreads) kn[h] = tail_norm(kr[h], inv, wk, h);
+    ss = 0.0;
+    for (int h = i; h < H; h += kTailThreads) ss += double(xr[h]) * double(xr[h]);
+    inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    for (int h = i; h < H; h += kTailThreads) qn[h] = tail_norm(xr[h], inv, wq, h);
+    __syncthreads();
+    // ple_gate_kernel's sum: its 256 threads' strides; the other warps add exact zeros to block_sum's butterfly,
+    // where that kernel's block has zeros in the lanes past its 8 warps.
+    double d = 0.0;
+    if (i < kGateThreads)
+      for (int h = i; h < H; h += kGateThreads) d += double(kn[h]) * double(qn[h]);
+    d = detail::block_sum(d, red);
+    float g = float(d) * (1.0f / sqrtf(float(H)));
+    const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
+    g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
+    const float sg = detail::sigmoid(g);
+    ss = 0.0;
+    for (int h = i; h < H; h += kTailThreads) {
+      const float gv = sg * a.value[int64_t(t) * H + h];
+      gs[h] = gv;
+      ss += double(gv) * double(gv);
+    }
+    inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    for (int h = i; h < H; h += kTailThreads) a.normed[int64_t(t) * C + int64_t(s) * H + h] = tail_norm(gs[h], inv, wc, h);
+    // The conv reads this token's and earlier tokens' normed rows of the thread's own channels, and the history.
+    for (int h = i; h < H; h += kTailThreads) {
+      const int64_t c = int64_t(s) * H + h;
+      const float cv = detail::conv_at(a.normed, t, c, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
+      a.x[row + h] = xr[h] + (gs[h] + cv);
+    }
+  }
+  for (int h = i; h < H; h += kTailThreads) detail::shift_history(a.normed, a.T, int64_t(s) * H + h, C, hist, a.state);
+}
+
 }  // namespace
+
+bool ple_tail_supported(int64_t T, int64_t streams, int64_t H) {
+  return T >= 1 && T <= kPleTailMaxT && streams >= 1 && streams < 65536 && H > kTailThreads && H <= kTailMaxH;
+}
+
+void ple_tail(Context& ctx, const float* key, const float* value, float* x, int64_t T, int64_t streams, int64_t H,
+              const bf16* norm_key, const bf16* norm_query, const bf16* norm_conv, const bf16* conv, int64_t conv_k,
+              int64_t dilation, float* conv_state, float* normed, float eps) {
+  detail::require_supported(ple_tail_supported(T, streams, H),
+                            "ple_tail: needs 1 <= T <= 8 and 1024 < H <= 4000 (the composition covers the rest)");
+  detail::require(conv_k >= 1 && dilation >= 1, "ple_tail: bad conv shape");
+  detail::require(key && value && x && norm_key && norm_query && norm_conv && conv && normed &&
+                      (conv_state || conv_k == 1),
+                  "ple_tail: null operand");
+  const TailArgs a{key, value, x, norm_key, norm_query, norm_conv, conv, conv_state, normed, int(T), int(streams),
+                   int(H), int(conv_k), int(dilation), eps};
+  detail::launch(ctx, ple_tail_kernel, unsigned(streams), kTailThreads, size_t(3 * H) * sizeof(float), a);
+  DS4_CUDA_CHECK_LAUNCH();
+}
 
 void ple_ngram_rows(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t T, int64_t* context,
                     int64_t* rows) {

@@ -59,6 +59,15 @@ enum DupOp : unsigned {
   kDupSelect = 256,
   kDupAttention = 512
 };
+// DS4_CUDA_PLE_TAIL=0 composes the PLE block's tail from the single ops instead of ple_tail (the same bits).
+bool ple_tail_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DS4_CUDA_PLE_TAIL");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 // How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
 int dup_count(DupOp op) {
   static const unsigned listed = [] {
@@ -821,6 +830,12 @@ class CudaQwenModel : public Model {
     }
     auto p2 = prof("ple.rest");
     linear(ctx_, emb, T, E, p.key.p(), D, key);
+    if (ple_tail_enabled() && ple_tail_supported(T, S, H)) {  // the same bits as the composition below
+      linear(ctx_, emb, T, E, p.value.p(), H, value);
+      ple_tail(ctx_, key, value, x, T, S, H, p.norm_key.p(), p.norm_query.p(), p.norm_conv.p(), p.conv.p(),
+               c.ple_conv_kernel, c.ngram_size, ls.ple_conv.get(), normed, eps);
+      return;
+    }
     rms_norm_offset(ctx_, key, p.norm_key.p(), key, T, D, H, eps);
     linear(ctx_, emb, T, E, p.value.p(), H, value);
     rms_norm_offset(ctx_, x, p.norm_query.p(), query, T, D, H, eps);

@@ -1,0 +1,28 @@
+// The causal conv1d's per-channel pieces (conv1d.cu), shared with the fused PLE tail (ple.cu) so that both
+// compute every output and history row with the same expression.
+#pragma once
+#include "backend/cuda/common.cuh"
+
+namespace ds4::cuda::detail {
+
+// Output row t of channel c: the padded input is [state rows (S of them); x rows].
+__device__ __forceinline__ float conv_at(const float* x, int64_t t, int64_t c, int64_t C, const bf16* w, int64_t K,
+                                         int64_t dil, int64_t S, const float* state, Act act) {
+  float acc = 0.0f;
+  for (int64_t k = 0; k < K; k++) {
+    const int64_t r = t + k * dil;  // row of the padded input
+    const float in = r < S ? state[r * C + c] : x[(r - S) * C + c];
+    acc += __bfloat162float(w[c * K + k]) * in;
+  }
+  return detail::apply_act(act, acc);
+}
+
+// New history row r = padded row T + r; ascending r never reads a row this thread already overwrote.
+__device__ __forceinline__ void shift_history(const float* x, int64_t T, int64_t c, int64_t C, int64_t S, float* state) {
+  for (int64_t r = 0; r < S; r++) {
+    const int64_t src = T + r;
+    state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * C + c];
+  }
+}
+
+}  // namespace ds4::cuda::detail
