@@ -184,7 +184,7 @@ TEST(CudaPle, FusedTailEqualsTheComposition) {
     EXPECT_FALSE(ple_tail_supported(9, S, H));
   }
   EXPECT_FALSE(ple_tail_supported(1, 4, 1024));  // the norms' one-warp form: the composition
-  EXPECT_FALSE(ple_tail_supported(1, 4, 4008));  // beyond shared memory
+  EXPECT_FALSE(ple_tail_supported(1, 4, 4104));  // beyond four columns per thread
 }
 
 }  // namespace

@@ -367,7 +367,7 @@ void ple_ngram_rows(Context& ctx, const PleHash& hash, const int32_t* tokens, in
 void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
               int64_t H, float* gated);
 // The PLE block after its two projections, fused for decode and verification (T <= kPleTailMaxT, 1024 < H <=
-// 4000; ple_tail_supported): x += gated + conv, where key is normalised with norm_key, the query is x normalised
+// 4096; ple_tail_supported): x += gated + conv, where key is normalised with norm_key, the query is x normalised
 // with norm_query, gated = ple_gate(key, query, value), and conv = causal_conv1d(rms_norm_offset(gated,
 // norm_conv), conv [S*H][conv_k], dilation, Silu) with conv_state [(conv_k - 1) * dilation][S*H] carried. The bits
 // of that composition (rms_norm_offset, ple_gate, causal_conv1d, add, add). normed: [T][S*H] scratch.

@@ -41,7 +41,8 @@ __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx
 
 constexpr int kTailThreads = 1024;  // norm_block_kernel's block: the norms' sums in its order
 constexpr int kGateThreads = 256;   // ple_gate_kernel's block: the gate's sum in its order
-constexpr int64_t kTailMaxH = 4000;  // key, query and gated rows of one token in 48 KiB of shared memory
+constexpr int kPer = 4;             // columns per thread
+constexpr int64_t kTailMaxH = int64_t(kPer) * kTailThreads;
 
 struct TailArgs {
   const float* key;    // [T][S][H]: the key projection, not yet normalised
@@ -63,23 +64,41 @@ __device__ __forceinline__ float tail_norm(float v, float inv, const bf16* w, in
 
 __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
   extern __shared__ float sm[];
-  float *kn = sm, *qn = sm + a.H, *gs = sm + 2 * a.H;  // one token's normalised key, query, and gated rows
+  float *kn = sm, *qn = sm + a.H;  // one token's normalised key and query rows (the gate's sum reads across threads)
   __shared__ double red[32];
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int s = int(blockIdx.x), i = int(threadIdx.x), H = a.H;
   const int64_t C = int64_t(a.S) * H, hist = int64_t(a.K - 1) * a.dil;
   const bf16 *wk = a.norm_key + int64_t(s) * H, *wq = a.norm_query + int64_t(s) * H, *wc = a.norm_conv + int64_t(s) * H;
+  // Thread i's columns h = i + 1024 m (m < kPer): a token's key, x and value there are loaded together, once.
   for (int t = 0; t < a.T; t++) {
     const int64_t row = (int64_t(t) * a.S + s) * H;
-    const float *kr = a.key + row, *xr = a.x + row;
+    float kv[kPer], xv[kPer], vv[kPer];
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) kv[m] = a.key[row + h], xv[m] = a.x[row + h], vv[m] = a.value[int64_t(t) * H + h];
+    }
     double ss = 0.0;
-    for (int h = i; h < H; h += kTailThreads) ss += double(kr[h]) * double(kr[h]);
+#pragma unroll
+    for (int m = 0; m < kPer; m++)
+      if (i + kTailThreads * m < H) ss += double(kv[m]) * double(kv[m]);
     float inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
-    for (int h = i; h < H; h += kTailThreads) kn[h] = tail_norm(kr[h], inv, wk, h);
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) kn[h] = tail_norm(kv[m], inv, wk, h);
+    }
     ss = 0.0;
-    for (int h = i; h < H; h += kTailThreads) ss += double(xr[h]) * double(xr[h]);
+#pragma unroll
+    for (int m = 0; m < kPer; m++)
+      if (i + kTailThreads * m < H) ss += double(xv[m]) * double(xv[m]);
     inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
-    for (int h = i; h < H; h += kTailThreads) qn[h] = tail_norm(xr[h], inv, wq, h);
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) qn[h] = tail_norm(xv[m], inv, wq, h);
+    }
     __syncthreads();
     // ple_gate_kernel's sum: its 256 threads' strides; the other warps add exact zeros to block_sum's butterfly,
     // where that kernel's block has zeros in the lanes past its 8 warps.
@@ -91,19 +110,29 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
     const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
     g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
     const float sg = detail::sigmoid(g);
+    float gv[kPer];
     ss = 0.0;
-    for (int h = i; h < H; h += kTailThreads) {
-      const float gv = sg * a.value[int64_t(t) * H + h];
-      gs[h] = gv;
-      ss += double(gv) * double(gv);
-    }
+#pragma unroll
+    for (int m = 0; m < kPer; m++)
+      if (i + kTailThreads * m < H) gv[m] = sg * vv[m], ss += double(gv[m]) * double(gv[m]);
     inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
-    for (int h = i; h < H; h += kTailThreads) a.normed[int64_t(t) * C + int64_t(s) * H + h] = tail_norm(gs[h], inv, wc, h);
-    // The conv reads this token's and earlier tokens' normed rows of the thread's own channels, and the history.
-    for (int h = i; h < H; h += kTailThreads) {
-      const int64_t c = int64_t(s) * H + h;
-      const float cv = detail::conv_at(a.normed, t, c, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
-      a.x[row + h] = xr[h] + (gs[h] + cv);
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) a.normed[int64_t(t) * C + int64_t(s) * H + h] = tail_norm(gv[m], inv, wc, h);
+    }
+    // The conv reads this token's and earlier tokens' normed rows of the thread's own channels, and the history;
+    // every tap of every column is loaded before the first store below.
+    float cv[kPer];
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) cv[m] = detail::conv_at(a.normed, t, int64_t(s) * H + h, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
+    }
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+      const int h = i + kTailThreads * m;
+      if (h < H) a.x[row + h] = xv[m] + (gv[m] + cv[m]);
     }
   }
   for (int h = i; h < H; h += kTailThreads) detail::shift_history(a.normed, a.T, int64_t(s) * H + h, C, hist, a.state);
@@ -119,14 +148,14 @@ void ple_tail(Context& ctx, const float* key, const float* value, float* x, int6
               const bf16* norm_key, const bf16* norm_query, const bf16* norm_conv, const bf16* conv, int64_t conv_k,
               int64_t dilation, float* conv_state, float* normed, float eps) {
   detail::require_supported(ple_tail_supported(T, streams, H),
-                            "ple_tail: needs 1 <= T <= 8 and 1024 < H <= 4000 (the composition covers the rest)");
+                            "ple_tail: needs 1 <= T <= 8 and 1024 < H <= 4096 (the composition covers the rest)");
   detail::require(conv_k >= 1 && dilation >= 1, "ple_tail: bad conv shape");
   detail::require(key && value && x && norm_key && norm_query && norm_conv && conv && normed &&
                       (conv_state || conv_k == 1),
                   "ple_tail: null operand");
   const TailArgs a{key, value, x, norm_key, norm_query, norm_conv, conv, conv_state, normed, int(T), int(streams),
                    int(H), int(conv_k), int(dilation), eps};
-  detail::launch(ctx, ple_tail_kernel, unsigned(streams), kTailThreads, size_t(3 * H) * sizeof(float), a);
+  detail::launch(ctx, ple_tail_kernel, unsigned(streams), kTailThreads, size_t(2 * H) * sizeof(float), a);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
