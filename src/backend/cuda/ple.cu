@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
       if (h < H) a.normed[int64_t(t) * C + int64_t(s) * H + h] = tail_norm(gv[m], inv, wc, h);
     }
     // The conv reads this token's and earlier tokens' normed rows of the thread's own channels, and the history;
-    // every tap of every column is loaded before the first store below.
+    // every column's taps before the first store below.
     float cv[kPer];
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
