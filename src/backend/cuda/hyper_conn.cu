@@ -38,20 +38,8 @@ constexpr int kGroups = 5;              // 8-element column groups per lane per 
 // Kernel 1: a block takes kLowRows rows; a chunk is at most 5 groups x 32 lanes x 8 = 1280 columns, and a block
 // keeps every chunk's partial sums (at most kMaxChunks chunks).
 constexpr int kLowRows = 4;  // 81 blocks at the Flash-Next shape; 2 (162 blocks) read x twice as often: ~1 % slower
+constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
 constexpr int kMaxChunks = 64;
-// Kernel 1's two forms: 8 warps with chunks of up to 1280 columns (5 groups per lane), or 16 warps with chunks of
-// up to 768 (3 groups; H = 2560: 4 chunks of 640 per stream, 16 in all, one per warp). The kernel is bound by the
-// latency of each warp's instruction chain (about 1100 instructions a warp at 8 warps, one block per
-// multiprocessor for its registers), so twice the warps with half the chain each finish sooner
-// (DS4_CUDA_HC_LOW_WARPS=8 keeps the first).
-constexpr int kLowGroupsNarrow = 3, kLowWarpsWide = 16;
-int hc_low_warps() {
-  static const int w = [] {
-    const char* v = std::getenv("DS4_CUDA_HC_LOW_WARPS");
-    return v && std::string(v) == "8" ? 8 : kLowWarpsWide;
-  }();
-  return w;
-}
 // Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
 // team covers 5 groups x 8 lanes = 40 groups (320 columns: all of R at the Flash-Next shape).
 constexpr int kTeam = 8;
@@ -131,15 +119,13 @@ __device__ __forceinline__ float stream_inv(const double* ssp, int s, int t, int
   return 1.0f / sqrtf(float(ss / double(H)) + eps);
 }
 
-// W warps per block, G 8-element column groups per lane (a chunk is at most G x 32 x 8 columns).
-template <int NT, int W, int G>
-__global__ void __launch_bounds__(W * 32) hc_low_kernel(LowArgs a) {
-  constexpr int kGroups = G, kWarps = W, kThreads = W * 32;
+template <int NT>
+__global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   __shared__ float part[kMaxChunks][kLowRows][NT];  // each chunk's dot of the block's rows with u, per token
   __shared__ double ssp[kMaxChunks][NT];             // each chunk's sum of x^2 per token
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int r0 = int(blockIdx.x) * kLowRows, rows = min(kLowRows, a.N - r0);
-  // The chunk of the block's rows: 4 x G loads of 16 bytes per lane in flight before anything else, and the norm
+  // The chunk of the block's rows: 4 x 5 loads of 16 bytes per lane in flight before anything else, and the norm
   // weights at its columns.
   uint4 w[kLowRows][kGroups];
   uint4 nw[kGroups];  // the norm weights at the chunk's columns
@@ -361,10 +347,8 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
 }
 
 template <int NT>
-void launch_fused(Context& ctx, const LowArgs& d, int low_warps, unsigned g1, const UpArgs& u, unsigned g2,
-                  size_t smem2) {
-  if (low_warps == kLowWarpsWide) detail::launch(ctx, hc_low_kernel<NT, kLowWarpsWide, kLowGroupsNarrow>, g1, kLowWarpsWide * 32, 0, d);
-  else detail::launch(ctx, hc_low_kernel<NT, kWarps, kGroups>, g1, kThreads, 0, d);
+void launch_fused(Context& ctx, const LowArgs& d, unsigned g1, const UpArgs& u, unsigned g2, size_t smem2) {
+  detail::launch(ctx, hc_low_kernel<NT>, g1, kThreads, 0, d);
   DS4_CUDA_CHECK_LAUNCH();
   detail::launch(ctx, hc_up_kernel<NT>, g2, kThreads, smem2, u);
   DS4_CUDA_CHECK_LAUNCH();
@@ -372,18 +356,14 @@ void launch_fused(Context& ctx, const LowArgs& d, int low_warps, unsigned g1, co
 
 }  // namespace
 
-// Chunks of a stream for kernel 1 with G groups per lane: ceil(H / (G x 256)) of equal length (a multiple of 8),
-// the last possibly shorter.
-int64_t chunks_per_stream(int64_t H, int G) {
-  const int64_t max_chunk = int64_t(G) * 32 * 8;
-  return (H + max_chunk - 1) / max_chunk;
-}
+// Chunks of a stream for kernel 1: ceil(H / kMaxChunk) of equal length (a multiple of 8), the last possibly shorter.
+int64_t chunks_per_stream(int64_t H) { return (H + kMaxChunk - 1) / kMaxChunk; }
 
 bool hc_mix_fused_supported(int64_t T, int64_t streams, int64_t H, int64_t lowrank, int64_t down_rows) {
   // 32-bit indices in the kernels: D * (rows of down_inject or of lowrank) below 2^31.
   return T >= 1 && T <= kHcFusedMaxT && streams >= 1 && streams <= kMaxStreams && H > 0 && H <= kMaxHidden &&
          H % 8 == 0 && lowrank > 0 && lowrank <= kMaxLowrank && lowrank % 8 == 0 &&
-         (down_rows == lowrank || down_rows == lowrank + streams) && streams * chunks_per_stream(H, kGroups) <= kMaxChunks &&
+         (down_rows == lowrank || down_rows == lowrank + streams) && streams * chunks_per_stream(H) <= kMaxChunks &&
          streams * H * (lowrank + streams) < (int64_t(1) << 31);
 }
 
@@ -401,12 +381,10 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
                                 (!norm || detail::aligned16(norm)),
                             "hc_mix_fused: x, norm, down_inject and up must be 16-byte aligned");
 
-  // K chunks: a stream's H columns in cps chunks of KC (a multiple of 8, at most G x 256), the last one possibly
-  // shorter but never empty. H = 2560: 4 chunks of 640 per stream, 16 in all, one per warp of 16 (8 warps: 2 of
-  // 1280, 8 in all); with 4 rows per block, 81 blocks of the 324 rows, each streaming 80 KB.
-  int low_warps = hc_low_warps();
-  if (S * chunks_per_stream(H, kLowGroupsNarrow) > kMaxChunks) low_warps = kWarps;
-  int64_t cps = chunks_per_stream(H, low_warps == kLowWarpsWide ? kLowGroupsNarrow : kGroups);
+  // K chunks: a stream's H columns in cps chunks of KC (a multiple of 8, at most kMaxChunk), the last one
+  // possibly shorter but never empty. H = 2560: 2 chunks of 1280 per stream, 8 in all (one per warp); with 4 rows
+  // per block, 81 blocks of the 324 rows, each streaming 80 KB.
+  int64_t cps = chunks_per_stream(H);
   const int64_t KC = ((H + cps - 1) / cps + 7) / 8 * 8;
   cps = (H + KC - 1) / KC;
   const int64_t C = S * cps;
@@ -423,10 +401,10 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
   const unsigned g1 = unsigned((N + kLowRows - 1) / kLowRows), g2 = unsigned((H + HB - 1) / HB);
   // Kernel 2: at most 8 x (1024 + 64 + 64) x 4 = 36 KiB: no opt-in needed.
   const size_t smem2 = size_t(T * (R + kUpRows + S)) * sizeof(float);
-  if (T == 1) launch_fused<1>(ctx, d, low_warps, g1, u, g2, smem2);
-  else if (T == 2) launch_fused<2>(ctx, d, low_warps, g1, u, g2, smem2);
-  else if (T <= 4) launch_fused<4>(ctx, d, low_warps, g1, u, g2, smem2);
-  else launch_fused<8>(ctx, d, low_warps, g1, u, g2, smem2);
+  if (T == 1) launch_fused<1>(ctx, d, g1, u, g2, smem2);
+  else if (T == 2) launch_fused<2>(ctx, d, g1, u, g2, smem2);
+  else if (T <= 4) launch_fused<4>(ctx, d, g1, u, g2, smem2);
+  else launch_fused<8>(ctx, d, g1, u, g2, smem2);
 }
 
 }  // namespace ds4::cuda
