@@ -6,9 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 
 #include "backend/cuda/check.h"
@@ -185,30 +183,6 @@ inline bool early_trigger(const char* kernel) {
   return list.find("," + std::string(kernel) + ",") != std::string::npos;
 }
 
-// DS4_CUDA_CARVEOUT=max (or a percentage): every kernel prefers that shared-memory carveout, set once per kernel
-// before its first launch. A multiprocessor changes its L1/shared split only while no block is resident on it, so
-// a kernel that needs a large carveout (the bulk GEMV: 192 KiB a multiprocessor) behind one that ran with a small
-// split cannot make its blocks resident early (programmatic dependent launch) on the multiprocessors the kernel
-// before still occupies: in the 48-layer trace its blocks were released over 2.9 us, other kernels' over 0.1-0.5.
-inline int carveout_preference() {
-  static const int pref = [] {
-    const char* v = std::getenv("DS4_CUDA_CARVEOUT");
-    if (!v || !*v) return -1;
-    return std::string(v) == "max" ? int(cudaSharedmemCarveoutMaxShared) : std::atoi(v);
-  }();
-  return pref;
-}
-template <typename Kernel>
-void prefer_carveout(Kernel kernel) {
-  const int pref = carveout_preference();
-  if (pref < 0) return;
-  static std::mutex m;
-  static std::unordered_set<const void*> done;
-  const std::lock_guard<std::mutex> lock(m);
-  if (done.insert(reinterpret_cast<const void*>(kernel)).second)
-    DS4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pref));
-}
-
 // kernel<<<grid, block, smem, ctx.stream()>>>(args...) with the programmatic-serialization attribute, and with
 // cluster_x > 0 in thread-block clusters of cluster_x blocks along x (grid.x a multiple of it).
 template <typename... KArgs, typename... Args>
@@ -217,7 +191,6 @@ inline void launch_in_clusters(const Context& ctx, unsigned cluster_x, void (*ke
 #ifdef DS4_CUDA_TRACE
   trace::note_launch(reinterpret_cast<const void*>(kernel));
 #endif
-  prefer_carveout(kernel);
   cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = pdl_enabled() ? 1 : 0;
