@@ -42,7 +42,6 @@ __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx
 constexpr int kTailThreads = 1024;  // norm_block_kernel's block: the norms' sums in its order
 constexpr int kGateThreads = 256;   // ple_gate_kernel's block: the gate's sum in its order
 constexpr int kPer = 4;             // columns per thread
-constexpr int kTailShiftChunk = 16;  // history rows moved per round trip (9 at the Flash-Next shape: K 4, dilation 3)
 constexpr int64_t kTailMaxH = int64_t(kPer) * kTailThreads;
 
 struct TailArgs {
@@ -128,7 +127,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
       const int h = i + kTailThreads * m;
-      if (h < H) cv[m] = detail::conv_at<4>(a.normed, t, int64_t(s) * H + h, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
+      if (h < H) cv[m] = detail::conv_at(a.normed, t, int64_t(s) * H + h, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
     }
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
@@ -136,8 +135,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
       if (h < H) a.x[row + h] = xv[m] + (gv[m] + cv[m]);
     }
   }
-  for (int h = i; h < H; h += kTailThreads)
-    detail::shift_history<kTailShiftChunk>(a.normed, a.T, int64_t(s) * H + h, C, hist, a.state);
+  for (int h = i; h < H; h += kTailThreads) detail::shift_history(a.normed, a.T, int64_t(s) * H + h, C, hist, a.state);
 }
 
 }  // namespace
