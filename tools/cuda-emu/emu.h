@@ -9,7 +9,8 @@
 // EMU_SCHEDULE=reverse). Reported: a full-mask warp collective reached after some lanes of the warp returned
 // (undefined on the GPU), a deadlock at barriers (abort), a fiber stack overflow (guard page). Launches are
 // checked against the device's limits (block size, grid size, dynamic shared memory above 48 KiB only after
-// cudaFuncSetAttribute, a grid that is a whole number of clusters of at most 8 blocks); cudaLaunchKernelEx takes
+// cudaFuncSetAttribute, a grid that is a whole number of clusters of at most 8 blocks, 16 after the kernel's
+// cudaFuncAttributeNonPortableClusterSizeAllowed); cudaLaunchKernelEx takes
 // the cluster dimension attribute and ignores the others (programmatic dependent launch changes nothing when
 // each kernel runs to completion before the next starts). Inline PTX is not available: kernels keep it under
 // __CUDA_ARCH__ with a plain host path, or (the mma) under #ifndef DS4_CUDA_EMU with an emu_ stand-in that
@@ -409,6 +410,17 @@ inline int smem_limit(const void* k) {
     if (p.first == k) return p.second;
   return 48 * 1024;
 }
+// Kernels allowed clusters above the portable 8 blocks (cudaFuncAttributeNonPortableClusterSizeAllowed): up to 16.
+inline std::vector<const void*>& large_cluster_kernels() {
+  static std::vector<const void*> k;
+  return k;
+}
+inline int cluster_limit(const void* k) {
+  std::lock_guard<std::mutex> lk(attr_m);
+  for (auto* p : large_cluster_kernels())
+    if (p == k) return 16;
+  return 8;
+}
 
 // Runs the clusters of a grid one after another; the blocks of a cluster (one block without a cluster launch)
 // run together, one fiber per CUDA thread of each, so that cluster.sync() and map_shared_rank work.
@@ -530,7 +542,8 @@ struct Launcher {
     if (nthreads < 1 || nthreads > 1024 || block.z > 64 || grid.y > 65535 || grid.z > 65535 || grid.x < 1 ||
         grid.y < 1 || grid.z < 1 || long(smem) > smem_limit(reinterpret_cast<const void*>(kernel)) ||
         smem > 227 * 1024 || cluster.x < 1 || cluster.y < 1 || cluster.z < 1 || grid.x % cluster.x ||
-        grid.y % cluster.y || grid.z % cluster.z || cluster.x * cluster.y * cluster.z > 8) {
+        grid.y % cluster.y || grid.z % cluster.z ||
+        int(cluster.x * cluster.y * cluster.z) > cluster_limit(reinterpret_cast<const void*>(kernel))) {
       std::fprintf(stderr, "EMU: invalid launch grid(%u,%u,%u) block(%u,%u,%u) cluster(%u,%u,%u) smem %zu\n", grid.x,
                    grid.y, grid.z, block.x, block.y, block.z, cluster.x, cluster.y, cluster.z, smem);
       last_error = 1;  // cudaErrorInvalidValue

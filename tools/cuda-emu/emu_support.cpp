@@ -8,6 +8,12 @@ void set_smem_limit(const void* k, int bytes) {
     if (p.first == k) { p.second = bytes; return; }
   attrs().push_back({k, bytes});
 }
+void allow_large_clusters(const void* k) {
+  std::lock_guard<std::mutex> lk(attr_m);
+  for (auto* p : large_cluster_kernels())
+    if (p == k) return;
+  large_cluster_kernels().push_back(k);
+}
 }  // namespace emu
 
 // emu_ctx_switch(save_sp, to_sp): saves the callee-saved registers and the x87/SSE control words on the current

@@ -15,6 +15,12 @@
 # the time goes to the Flash-Next-sized MoE cases (Shapes/CudaMoe*, gigabytes of expert weights filled and
 # compared on the host: page faults and memset, not emulation). Before the merge tiny-flash-next (/3) was slow:
 # LogitsMatch 2.5 min, ShortChunks about 14 min.
+# Session 10 (main after 6f9e81f, forward schedule, reverse for ConvFolded): 'CudaDelta.*:CudaPle.*:*CudaConv*' pass,
+# the new CudaDelta.ConvFoldedIntoTheStepEqualsTheConvKernel (clusters of 3-16 blocks: the emulator now allows 16
+# after cudaFuncAttributeNonPortableClusterSizeAllowed) and CudaPle.FusedTailEqualsTheComposition included, and
+# 'Fixtures/CudaModel.*/0' with DS4_CUDA_GDN_CONV=fused (the folded conv on the model path, 54 calls). Moving the
+# q/k history before the cluster barrier (a race on the GPU) still passes here: the blocks of a cluster advance
+# barrier phase by barrier phase, so this emulator cannot show that order.
 # A full rebuild (any header) takes about ten minutes with EMU_JOBS=1. EmuSelfTest.* checks the emulator itself
 # (the mma fragment layout, the collectives, atomics across blocks, clusters).
 #   bash tools/cuda-emu/run.sh ['gtest filter']      e.g. 'CudaTopk*:Shapes/CudaAttention*'

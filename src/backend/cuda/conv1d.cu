@@ -18,14 +18,14 @@ __global__ void conv_kernel(const float* x, int64_t T, int64_t C, const bf16* w,
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < T * C; i += int64_t(gridDim.x) * blockDim.x) {
-    y[i] = detail::conv_at(x, i / C, i % C, C, w, K, dil, S, state, act);
+    y[i] = detail::conv_at(x, C, i / C, i % C, C, w, K, dil, S, state, act);
   }
 }
 
 __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t S, float* state) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x)
-    detail::shift_history(x, T, c, C, S, state);
+    detail::shift_history(x, C, T, c, C, S, state);
 }
 
 // Short chunks: channel c's outputs for every token, then its history.
@@ -34,8 +34,8 @@ __global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int64_t S = (K - 1) * dil;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
-    for (int64_t t = 0; t < T; t++) y[t * C + c] = detail::conv_at(x, t, c, C, w, K, dil, S, state, act);
-    detail::shift_history(x, T, c, C, S, state);
+    for (int64_t t = 0; t < T; t++) y[t * C + c] = detail::conv_at(x, C, t, c, C, w, K, dil, S, state, act);
+    detail::shift_history(x, C, T, c, C, S, state);
   }
 }
 

@@ -1,17 +1,18 @@
-// The causal conv1d's per-channel pieces (conv1d.cu), shared with the fused PLE tail (ple.cu) so that both
-// compute every output and history row with the same expression.
+// The causal conv1d's per-channel pieces (conv1d.cu), shared with the kernels that fold a conv in (the PLE tail,
+// ple.cu; the GDN step, gated_delta.cu) so that all of them compute every output and history row with the same
+// expression.
 #pragma once
 #include "backend/cuda/common.cuh"
 
 namespace ds4::cuda::detail {
 
-// Output row t of channel c: the padded input is [state rows (S of them); x rows].
-__device__ __forceinline__ float conv_at(const float* x, int64_t t, int64_t c, int64_t C, const bf16* w, int64_t K,
-                                         int64_t dil, int64_t S, const float* state, Act act) {
+// Output row t of channel c: the padded input is [state rows (S of them, row stride C); x rows (row stride ldx)].
+__device__ __forceinline__ float conv_at(const float* x, int64_t ldx, int64_t t, int64_t c, int64_t C, const bf16* w,
+                                         int64_t K, int64_t dil, int64_t S, const float* state, Act act) {
   float acc = 0.0f;
   for (int64_t k = 0; k < K; k++) {
     const int64_t r = t + k * dil;  // row of the padded input
-    const float in = r < S ? state[r * C + c] : x[(r - S) * C + c];
+    const float in = r < S ? state[r * C + c] : x[(r - S) * ldx + c];
     acc += __bfloat162float(w[c * K + k]) * in;
   }
   return detail::apply_act(act, acc);
@@ -19,10 +20,11 @@ __device__ __forceinline__ float conv_at(const float* x, int64_t t, int64_t c, i
 
 // New history row r = padded row T + r; ascending r never reads a row this thread already overwrote. (Moving 16
 // rows per round trip, loads before stores, made the GDN conv slower on the H200: 3.1 -> 3.7 us a launch.)
-__device__ __forceinline__ void shift_history(const float* x, int64_t T, int64_t c, int64_t C, int64_t S, float* state) {
+__device__ __forceinline__ void shift_history(const float* x, int64_t ldx, int64_t T, int64_t c, int64_t C, int64_t S,
+                                              float* state) {
   for (int64_t r = 0; r < S; r++) {
     const int64_t src = T + r;
-    state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * C + c];
+    state[r * C + c] = src < S ? state[src * C + c] : x[(src - S) * ldx + c];
   }
 }
 

@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
       const int h = i + kTailThreads * m;
-      if (h < H) cv[m] = detail::conv_at(a.normed, t, int64_t(s) * H + h, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
+      if (h < H) cv[m] = detail::conv_at(a.normed, C, t, int64_t(s) * H + h, C, a.conv, a.K, a.dil, hist, a.state, Act::Silu);
     }
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
       if (h < H) a.x[row + h] = xv[m] + (gv[m] + cv[m]);
     }
   }
-  for (int h = i; h < H; h += kTailThreads) detail::shift_history(a.normed, a.T, int64_t(s) * H + h, C, hist, a.state);
+  for (int h = i; h < H; h += kTailThreads) detail::shift_history(a.normed, C, a.T, int64_t(s) * H + h, C, hist, a.state);
 }
 
 }  // namespace

@@ -68,6 +68,16 @@ bool ple_tail_enabled() {
   return on;
 }
 
+// DS4_CUDA_GDN_CONV=fused folds the GDN conv into the recurrent step's kernel for decode and verification chunks
+// (the same bits; gdn_recurrent_fused with a GdnConv). Off by default until measured on the GPU.
+bool gdn_conv_fused_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DS4_CUDA_GDN_CONV");
+    return v && std::string(v) == "fused";
+  }();
+  return on;
+}
+
 // How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
 int dup_count(DupOp op) {
   static const unsigned listed = [] {
@@ -654,15 +664,26 @@ class CudaQwenModel : public Model {
       auto p1 = prof("gdn.proj linear");
       for (int d = 0; d < dup_count(kDupIn); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
-    float* qkv = cols(pr, T, N, 0, conv);
-    float* co = take<float>(T * conv);
-    causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
     const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
     const GdnHeads heads{KH, VH, dk, dv};
     float* normed = take<float>(T * vd);
+    const bool recurrent = T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads);
+    if (recurrent && gdn_conv_fused_enabled() && gdn_conv_fused_supported(T, heads, c.conv_kernel)) {
+      // The conv folded into the recurrent step (the same bits): it reads the projection rows in place.
+      auto p2 = prof("gdn.conv+prepare+delta+norm");
+      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
+                           g.norm.p(), float(c.rms_eps), gate_act};
+      const GdnConv fold{g.conv.p(), c.conv_kernel, ls.conv.get(), N};
+      gdn_recurrent_fused(ctx_, pr, gates, T, heads, ls.recurrent.get(), normed, &fold);
+      gdn_out(g, normed, T, out);
+      return;
+    }
+    float* qkv = cols(pr, T, N, 0, conv);
+    float* co = take<float>(T * conv);
+    causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
     // As on the CPU: short chunks (decode, speculative verification) take the recurrent form, here one kernel
     // from the conv output to the gated norm, reading z, b and a in place.
-    if (T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads)) {
+    if (recurrent) {
       auto p2 = prof("gdn.prepare+delta+norm");
       const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
                            g.norm.p(), float(c.rms_eps), gate_act};
@@ -688,6 +709,12 @@ class CudaQwenModel : public Model {
       }
       rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
     }
+    gdn_out(g, normed, T, out);
+  }
+
+  // The GDN block's output projection (into the streams when `out` says so).
+  void gdn_out(const DGdn& g, const float* normed, int64_t T, const RowsOut& out) const {
+    const int64_t H = cfg_.hidden_size, vd = cfg_.lin_v_heads * cfg_.lin_v_dim;
     auto p3 = prof("gdn.out linear");
     if (dup_count(kDupOut) > 1) linear(ctx_, normed, T, vd, g.out.p(), H, take<float>(T * H));
     linear(ctx_, normed, T, vd, g.out.p(), H, out);

@@ -113,6 +113,7 @@ inline cudaError_t cudaFuncSetAttribute(T* k, cudaFuncAttribute a, int v) {
     if (v > 232448) return cudaErrorInvalidValue;
     emu::set_smem_limit(reinterpret_cast<const void*>(k), v);
   }
+  if (a == cudaFuncAttributeNonPortableClusterSizeAllowed && v) emu::allow_large_clusters(reinterpret_cast<const void*>(k));
   return cudaSuccess;
 }
 

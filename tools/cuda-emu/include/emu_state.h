@@ -6,6 +6,7 @@
 namespace emu {
 inline int last_error = 0;  // cudaError_t of the last failed launch
 void set_smem_limit(const void* k, int bytes);
+void allow_large_clusters(const void* k);
 // Stream capture (cudaStreamBeginCapture .. cudaStreamEndCapture): the stream's work is recorded here instead of
 // run, and replayed in order by cudaGraphLaunch. Null when no capture is in progress.
 inline std::vector<std::function<void()>>* capture = nullptr;
