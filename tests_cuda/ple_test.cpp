@@ -68,6 +68,36 @@ std::vector<int32_t> tokens_with_eos(int64_t T, uint32_t seed) {
   return t;
 }
 
+// The block's front on the device: n-gram rows (context carried in dctx), table rows, the key [T][S*H] and value
+// [T][H] projections.
+void ple_front(const PleSetup& p, const int32_t* tokens, int64_t T, int64_t* dctx, float* key, float* value) {
+  const int64_t heads = p.hash.heads(), E = p.c.ple_embed_dim, hd = E / heads;
+  const int64_t D = p.c.hc_count * p.c.hidden_size;
+  DeviceBuffer<int64_t> rows(size_t(T * heads));
+  DeviceBuffer<float> emb(size_t(T * E));
+  ple_ngram_rows(ctx(), p.hash, tokens, T, dctx, rows.get());
+  gather_rows(ctx(), p.dev[0].d(), hd, rows.get(), T * heads, emb.get());
+  linear(ctx(), emb.get(), T, E, p.dev[1].d(), D, key);
+  linear(ctx(), emb.get(), T, E, p.dev[2].d(), p.c.hidden_size, value);
+}
+
+// The rest composed from the single ops: out = gated + conv (the block's output before it is added to x); key is
+// normalised in place.
+void ple_composed_tail(const PleSetup& p, float* key, const float* value, const float* x, int64_t T, float* conv_state,
+                       float* out) {
+  const int64_t H = p.c.hidden_size, S = p.c.hc_count, D = S * H;
+  const float eps = float(p.c.rms_eps);
+  auto& cx = ctx();
+  DeviceBuffer<float> query(size_t(T * D)), gated(size_t(T * D)), normed(size_t(T * D)), conv(size_t(T * D));
+  rms_norm_offset(cx, key, p.dev[3].d(), key, T, D, H, eps);
+  rms_norm_offset(cx, x, p.dev[4].d(), query.get(), T, D, H, eps);
+  ple_gate(cx, key, query.get(), value, T, S, H, gated.get());
+  rms_norm_offset(cx, gated.get(), p.dev[5].d(), normed.get(), T, D, H, eps);
+  causal_conv1d(cx, normed.get(), T, D, p.dev[6].d(), p.c.ple_conv_kernel, p.c.ngram_size, conv_state, conv.get(),
+                Act::Silu);
+  add(cx, gated.get(), conv.get(), out, T * D);
+}
+
 TEST(CudaPle, NgramRowsAndContextMatchTheModel) {
   auto p = make_ple(32, 4, 48, 3, 3);
   qwen::PleState s;
@@ -89,14 +119,11 @@ TEST(CudaPle, NgramRowsAndContextMatchTheModel) {
 TEST(CudaPle, BlockMatchesTheModelAcrossChunks) {
   const int64_t H = 32, S = 4, E = 48, N = 3, D = S * H;
   auto p = make_ple(H, S, E, N, 3);
-  const int64_t heads = p.hash.heads(), hd = E / heads, Kc = p.c.ple_conv_kernel;
-  const float eps = float(p.c.rms_eps);
   qwen::PleState s;
   qwen::init_ple_state(s, p.c);
   auto dctx = upload(s.context);
   DeviceBuffer<float> conv_state(s.conv.size());
   conv_state.fill_bytes(0);
-  auto& cx = ctx();
   uint32_t seed = 50;
   for (int64_t T : {5, 1, 12, 3}) {
     const auto tokens = tokens_with_eos(T, seed++);
@@ -106,20 +133,10 @@ TEST(CudaPle, BlockMatchesTheModelAcrossChunks) {
 
     auto dt = upload(tokens);
     auto dx = upload(x);
-    DeviceBuffer<int64_t> rows(size_t(T * heads));
-    DeviceBuffer<float> emb(size_t(T * E)), key(size_t(T * D)), value(size_t(T * H)), query(size_t(T * D)),
-        gated(size_t(T * D)), normed(size_t(T * D)), conv(size_t(T * D));
+    DeviceBuffer<float> key(size_t(T * D)), value(size_t(T * H));
     auto out = nan_buffer<float>(size_t(T * D));
-    ple_ngram_rows(cx, p.hash, dt.get(), T, dctx.get(), rows.get());
-    gather_rows(cx, p.dev[0].d(), hd, rows.get(), T * heads, emb.get());
-    linear(cx, emb.get(), T, E, p.dev[1].d(), D, key.get());
-    rms_norm_offset(cx, key.get(), p.dev[3].d(), key.get(), T, D, H, eps);
-    linear(cx, emb.get(), T, E, p.dev[2].d(), H, value.get());
-    rms_norm_offset(cx, dx.get(), p.dev[4].d(), query.get(), T, D, H, eps);
-    ple_gate(cx, key.get(), query.get(), value.get(), T, S, H, gated.get());
-    rms_norm_offset(cx, gated.get(), p.dev[5].d(), normed.get(), T, D, H, eps);
-    causal_conv1d(cx, normed.get(), T, D, p.dev[6].d(), Kc, N, conv_state.get(), conv.get(), Act::Silu);
-    add(cx, gated.get(), conv.get(), out.get(), T * D);
+    ple_front(p, dt.get(), T, dctx.get(), key.get(), value.get());
+    ple_composed_tail(p, key.get(), value.get(), dx.get(), T, conv_state.get(), out.get());
     expect_close_scaled(download(out), want, 1e-4, "ple T=" + std::to_string(T));
   }
   expect_close_scaled(download(conv_state), s.conv, 1e-4, "ple conv state");
@@ -132,7 +149,7 @@ TEST(CudaPle, FusedTailEqualsTheComposition) {
   for (const int64_t H : {int64_t(2560), int64_t(1288)}) {
     const int64_t S = 4, E = 48, N = 3, D = S * H;
     auto p = make_ple(H, S, E, N, 3);
-    const int64_t heads = p.hash.heads(), hd = E / heads, Kc = p.c.ple_conv_kernel;
+    const int64_t Kc = p.c.ple_conv_kernel;
     const float eps = float(p.c.rms_eps);
     qwen::PleState s;
     qwen::init_ple_state(s, p.c);
@@ -152,26 +169,16 @@ TEST(CudaPle, FusedTailEqualsTheComposition) {
       for (size_t i = 0; i < want.size(); i++) want[i] += x[i];
 
       auto dt = upload(tokens);
-      DeviceBuffer<int64_t> rows(size_t(T * heads));
-      DeviceBuffer<float> emb(size_t(T * E)), key(size_t(T * D)), value(size_t(T * H)), query(size_t(T * D)),
-          gated(size_t(T * D)), normed(size_t(T * D)), conv(size_t(T * D));
-      ple_ngram_rows(cx, p.hash, dt.get(), T, dctx.get(), rows.get());
-      gather_rows(cx, p.dev[0].d(), hd, rows.get(), T * heads, emb.get());
-      linear(cx, emb.get(), T, E, p.dev[1].d(), D, key.get());
-      linear(cx, emb.get(), T, E, p.dev[2].d(), H, value.get());
+      DeviceBuffer<float> key(size_t(T * D)), value(size_t(T * H)), delta(size_t(T * D));
+      ple_front(p, dt.get(), T, dctx.get(), key.get(), value.get());
       // Fused first (it reads the key projection before the composition normalises it in place).
       auto fused = upload(x);
       auto scratch = nan_buffer<float>(size_t(T * D));
       ple_tail(cx, key.get(), value.get(), fused.get(), T, S, H, p.dev[3].d(), p.dev[4].d(), p.dev[5].d(),
                p.dev[6].d(), Kc, N, state_b.get(), scratch.get(), eps);
       auto composed = upload(x);
-      rms_norm_offset(cx, key.get(), p.dev[3].d(), key.get(), T, D, H, eps);
-      rms_norm_offset(cx, composed.get(), p.dev[4].d(), query.get(), T, D, H, eps);
-      ple_gate(cx, key.get(), query.get(), value.get(), T, S, H, gated.get());
-      rms_norm_offset(cx, gated.get(), p.dev[5].d(), normed.get(), T, D, H, eps);
-      causal_conv1d(cx, normed.get(), T, D, p.dev[6].d(), Kc, N, state_a.get(), conv.get(), Act::Silu);
-      add(cx, gated.get(), conv.get(), conv.get(), T * D);
-      add(cx, composed.get(), conv.get(), composed.get(), T * D);
+      ple_composed_tail(p, key.get(), value.get(), composed.get(), T, state_a.get(), delta.get());
+      add(cx, composed.get(), delta.get(), composed.get(), T * D);
       const auto got = download(fused), ref = download(composed);
       for (size_t i = 0; i < got.size(); i++)
         ASSERT_EQ(std::memcmp(&got[i], &ref[i], sizeof(float)), 0) << what << " element " << i << ": " << got[i]

@@ -82,23 +82,6 @@ __global__ void hc_inject_kernel(float* x, const float* out, const float* inject
   }
 }
 // One block per (token, stream): the key·query dot over H, then the gated value row.
-__global__ void ple_gate_kernel(const float* key, const float* query, const float* value, int64_t S, int64_t H,
-                                float* gated) {
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  __shared__ double red[32];
-  const int64_t ts = blockIdx.x, t = ts / S;
-  const float* kr = key + ts * H;
-  const float* qr = query + ts * H;
-  double d = 0.0;
-  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) d += double(kr[h]) * double(qr[h]);
-  d = detail::block_sum(d, red);
-  float g = float(d) * (1.0f / sqrtf(float(H)));
-  // Signed square root keeps the gate's sign while compressing its range (ple.cpp).
-  const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
-  g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
-  const float sg = detail::sigmoid(g);
-  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) gated[ts * H + h] = sg * value[t * H + h];
-}
 
 }  // namespace
 
@@ -196,14 +179,6 @@ void hc_collapse(Context& ctx, const float* mix, const float* normed, int64_t T,
 void hc_inject(Context& ctx, float* x, const float* out, const float* inject, int64_t T, int64_t streams, int64_t H) {
   if (T <= 0 || H <= 0 || streams <= 0) return;
   detail::launch(ctx, hc_inject_kernel, grid_for(ctx, T * streams * H, 256), 256, 0, x, out, inject, T, streams, H);
-  DS4_CUDA_CHECK_LAUNCH();
-}
-
-void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
-              int64_t H, float* gated) {
-  if (T <= 0 || H <= 0 || streams <= 0) return;
-  detail::require(T * streams < (int64_t(1) << 31), "ple_gate: too many rows");
-  detail::launch(ctx, ple_gate_kernel, unsigned(T * streams), 256, 0, key, query, value, streams, H, gated);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

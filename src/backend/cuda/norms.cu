@@ -3,6 +3,7 @@
 // whole block. Sums of squares accumulate in float64 as cpu/norms.cpp does, so the scale factor agrees with the
 // CPU to the last bit or two; the two passes over a segment read it from L1/L2 the second time.
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/norm_math.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -27,7 +28,7 @@ struct NormArgs {
 template <NormKind kind>
 __device__ __forceinline__ float norm_scale(double ss, const NormArgs& a) {
   if (kind == NormKind::L2) return 1.0f / sqrtf(float(ss) + a.eps);
-  return 1.0f / sqrtf(float(ss / double(a.seg_len)) + a.eps);
+  return detail::rms_inv(ss, a.seg_len, a.eps);
 }
 
 // The weights of segment seg (Offset: its group's slice; Gated: the one shared row), computed once per segment:
@@ -41,7 +42,7 @@ __device__ __forceinline__ const bf16* norm_weights(int64_t seg, const NormArgs&
 template <NormKind kind>
 __device__ __forceinline__ float norm_out(float xv, float inv, const bf16* w, int64_t i, int64_t off, const NormArgs& a) {
   if (kind == NormKind::L2) return (xv * inv) * a.scale;
-  if (kind == NormKind::Offset) return (xv * inv) * (1.0f + (w ? __bfloat162float(w[i]) : 0.0f));
+  if (kind == NormKind::Offset) return detail::offset_norm(xv, inv, w ? __bfloat162float(w[i]) : 0.0f);
   return __bfloat162float(w[i]) * (xv * inv) * detail::apply_act(a.act, a.z[off + i]);
 }
 

@@ -1,6 +1,6 @@
-// PLE n-gram hashing on the device: one thread per token hashes its window (ple_hash.h); a one-thread kernel
+// PLE on the device. N-gram hashing: one thread per token hashes its window (ple_hash.h); a one-thread kernel
 // then carries the last N-1 ids into the next chunk. Two kernels because the context must not change while
-// hashing threads still read it.
+// hashing threads still read it. The gate (ple_gate) of the composed block.
 //
 // The fused tail (ple_tail): everything after the key and value projections for up to kPleTailMaxT tokens in one
 // kernel instead of seven (three norms, the gate, the conv, two adds: about 29 us of a decode step's critical
@@ -11,6 +11,7 @@
 // one-thread-per-channel form.
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/conv1d.cuh"
+#include "backend/cuda/norm_math.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -39,8 +40,31 @@ __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx
   }
 }
 
+// ple_gate: one block of kGateThreads per (token, stream) row. The gate from the row's float64 dot of key and
+// query: sigmoid of the signed square root of dot / sqrt(H), which keeps the gate's sign while compressing its
+// range (ple.cpp). The fused tail takes the same expression.
+constexpr int kGateThreads = 256;
+__device__ __forceinline__ float ple_gate_of(double dot, int64_t H) {
+  float g = float(dot) * (1.0f / sqrtf(float(H)));
+  const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
+  g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
+  return detail::sigmoid(g);
+}
+
+__global__ void ple_gate_kernel(const float* key, const float* query, const float* value, int64_t S, int64_t H,
+                                float* gated) {
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  __shared__ double red[32];
+  const int64_t ts = blockIdx.x, t = ts / S;
+  const float* kr = key + ts * H;
+  const float* qr = query + ts * H;
+  double d = 0.0;
+  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) d += double(kr[h]) * double(qr[h]);
+  const float sg = ple_gate_of(detail::block_sum(d, red), H);
+  for (int64_t h = threadIdx.x; h < H; h += blockDim.x) gated[ts * H + h] = sg * value[t * H + h];
+}
+
 constexpr int kTailThreads = 1024;  // norm_block_kernel's block: the norms' sums in its order
-constexpr int kGateThreads = 256;   // ple_gate_kernel's block: the gate's sum in its order
 constexpr int kPer = 4;             // columns per thread
 constexpr int64_t kTailMaxH = int64_t(kPer) * kTailThreads;
 
@@ -56,10 +80,9 @@ struct TailArgs {
   float eps;
 };
 
-// rms_norm_offset's norm_block_kernel for one row: 1 / rms from this block's sum of squares.
-__device__ __forceinline__ float tail_inv(double ss, int H, float eps) { return 1.0f / sqrtf(float(ss / double(H)) + eps); }
+// rms_norm_offset's norm_block_kernel for one row (norm_math.cuh): v / rms * (1 + w[h]).
 __device__ __forceinline__ float tail_norm(float v, float inv, const bf16* w, int h) {
-  return (v * inv) * (1.0f + __bfloat162float(w[h]));
+  return detail::offset_norm(v, inv, __bfloat162float(w[h]));
 }
 
 __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
@@ -83,7 +106,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
 #pragma unroll
     for (int m = 0; m < kPer; m++)
       if (i + kTailThreads * m < H) ss += double(kv[m]) * double(kv[m]);
-    float inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    float inv = detail::rms_inv(detail::block_sum(ss, red), H, a.eps);
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
       const int h = i + kTailThreads * m;
@@ -93,7 +116,7 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
 #pragma unroll
     for (int m = 0; m < kPer; m++)
       if (i + kTailThreads * m < H) ss += double(xv[m]) * double(xv[m]);
-    inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    inv = detail::rms_inv(detail::block_sum(ss, red), H, a.eps);
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
       const int h = i + kTailThreads * m;
@@ -105,17 +128,13 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
     double d = 0.0;
     if (i < kGateThreads)
       for (int h = i; h < H; h += kGateThreads) d += double(kn[h]) * double(qn[h]);
-    d = detail::block_sum(d, red);
-    float g = float(d) * (1.0f / sqrtf(float(H)));
-    const float sgn = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : 0.0f;
-    g = sqrtf(fmaxf(fabsf(g), 1e-6f)) * sgn;
-    const float sg = detail::sigmoid(g);
+    const float sg = ple_gate_of(detail::block_sum(d, red), H);
     float gv[kPer];
     ss = 0.0;
 #pragma unroll
     for (int m = 0; m < kPer; m++)
       if (i + kTailThreads * m < H) gv[m] = sg * vv[m], ss += double(gv[m]) * double(gv[m]);
-    inv = tail_inv(detail::block_sum(ss, red), H, a.eps);
+    inv = detail::rms_inv(detail::block_sum(ss, red), H, a.eps);
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
       const int h = i + kTailThreads * m;
@@ -139,6 +158,14 @@ __global__ void __launch_bounds__(kTailThreads) ple_tail_kernel(TailArgs a) {
 }
 
 }  // namespace
+
+void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
+              int64_t H, float* gated) {
+  if (T <= 0 || H <= 0 || streams <= 0) return;
+  detail::require(T * streams < (int64_t(1) << 31), "ple_gate: too many rows");
+  detail::launch(ctx, ple_gate_kernel, unsigned(T * streams), kGateThreads, 0, key, query, value, streams, H, gated);
+  DS4_CUDA_CHECK_LAUNCH();
+}
 
 bool ple_tail_supported(int64_t T, int64_t streams, int64_t H) {
   return T >= 1 && T <= kPleTailMaxT && streams >= 1 && streams < 65536 && H > kTailThreads && H <= kTailMaxH;

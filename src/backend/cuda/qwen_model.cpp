@@ -668,11 +668,12 @@ class CudaQwenModel : public Model {
     const GdnHeads heads{KH, VH, dk, dv};
     float* normed = take<float>(T * vd);
     const bool recurrent = T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads);
+    // z, b and a read in place from the projection rows by the fused recurrent step.
+    const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
+                         g.norm.p(), float(c.rms_eps), gate_act};
     if (recurrent && gdn_conv_fused_enabled() && gdn_conv_fused_supported(T, heads, c.conv_kernel)) {
       // The conv folded into the recurrent step (the same bits): it reads the projection rows in place.
       auto p2 = prof("gdn.conv+prepare+delta+norm");
-      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
-                           g.norm.p(), float(c.rms_eps), gate_act};
       const GdnConv fold{g.conv.p(), c.conv_kernel, ls.conv.get(), N};
       gdn_recurrent_fused(ctx_, pr, gates, T, heads, ls.recurrent.get(), normed, &fold);
       gdn_out(g, normed, T, out);
@@ -685,8 +686,6 @@ class CudaQwenModel : public Model {
     // from the conv output to the gated norm, reading z, b and a in place.
     if (recurrent) {
       auto p2 = prof("gdn.prepare+delta+norm");
-      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
-                           g.norm.p(), float(c.rms_eps), gate_act};
       gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed);
     } else {
       float* z = cols(pr, T, N, conv, vd);
