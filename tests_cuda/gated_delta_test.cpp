@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <tuple>
 
 #include "backend/cpu/gated_delta.h"
 #include "backend/cpu/norms.h"
@@ -203,62 +202,6 @@ TEST(CudaDelta, RecurrentFusedRejectsUnsupportedShapes) {
   EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{1, 1, 256, 64}));
   EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{1, 1, 64, 257}));
   EXPECT_FALSE(gdn_recurrent_fused_supported(1, GdnHeads{2, 3, 64, 64}));
-}
-
-// The conv folded into the recurrent step (gdn_recurrent_fused with a GdnConv) against causal_conv1d then the plain
-// fused kernel, bit for bit: outputs, recurrent state and conv history, over two calls (the history carried), the
-// projection rows read in place (row stride wider than the conv's channels). Clusters of 4 to 16 blocks.
-void check_conv_fused(const FusedCase& fc, uint32_t seed) {
-  const int64_t T = fc.T, KH = fc.KH, VH = fc.VH, dk = fc.dk, dv = fc.dv, vd = VH * dv, K = 4;
-  const int64_t conv_dim = 2 * KH * dk + vd, N = conv_dim + vd + 2 * VH + 3;  // [q k v | z | b | a | unused]
-  const std::string what = "conv fused T=" + std::to_string(T) + " KH=" + std::to_string(KH) + " VH=" +
-                           std::to_string(VH) + " dk=" + std::to_string(dk) + " dv=" + std::to_string(dv);
-  const GdnHeads heads{KH, VH, dk, dv};
-  ASSERT_TRUE(gdn_conv_fused_supported(T, heads, K)) << what;
-  const auto A_log = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 2), dt_bias = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 3);
-  const Weight norm(size_t(dv), 1.0f, seed + 4), w(size_t(conv_dim * K), 0.5f, seed + 5);
-  auto dA = upload(A_log), ddt = upload(dt_bias);
-  auto rs_a = upload(rand_vec(size_t(VH * dk * dv), -0.1f, 0.1f, seed + 6)), rs_b = upload(download(rs_a));
-  auto cs_a = upload(rand_vec(size_t((K - 1) * conv_dim), -2.0f, 2.0f, seed + 7)), cs_b = upload(download(cs_a));
-  for (int call = 0; call < 2; call++) {
-    const auto rows = rand_vec(size_t(T * N), -2.0f, 2.0f, seed + 10 + uint32_t(call));
-    std::vector<float> qkv(size_t(T * conv_dim));
-    for (int64_t t = 0; t < T; t++) std::copy_n(rows.begin() + t * N, conv_dim, qkv.begin() + t * conv_dim);
-    auto drows = upload(rows), dqkv = upload(qkv);
-    const float* r = drows.get();
-    const GdnGates gates{r + conv_dim, r + conv_dim + vd, r + conv_dim + vd + VH, N, dA.get(), ddt.get(), norm.d(),
-                         1e-6f, fc.act};
-    // Composed: the conv kernel, then the plain fused step on its output.
-    DeviceBuffer<float> co(size_t(T * conv_dim));
-    auto out_a = nan_buffer<float>(size_t(T * vd)), out_b = nan_buffer<float>(size_t(T * vd));
-    causal_conv1d(ctx(), dqkv.get(), T, conv_dim, w.d(), K, 1, cs_a.get(), co.get(), Act::Silu);
-    gdn_recurrent_fused(ctx(), co.get(), gates, T, heads, rs_a.get(), out_a.get());
-    // Folded.
-    const GdnConv fold{w.d(), K, cs_b.get(), N};
-    gdn_recurrent_fused(ctx(), drows.get(), gates, T, heads, rs_b.get(), out_b.get(), &fold);
-    const std::string at = what + " call " + std::to_string(call);
-    for (auto [x, y, name] : {std::tuple{&out_a, &out_b, "out"}, std::tuple{&rs_a, &rs_b, "recurrent state"},
-                              std::tuple{&cs_a, &cs_b, "conv history"}}) {
-      const auto va = download(*x), vb = download(*y);
-      ASSERT_EQ(va.size(), vb.size());
-      size_t bad = 0;
-      while (bad < va.size() && std::memcmp(&va[bad], &vb[bad], sizeof(float)) == 0) bad++;
-      ASSERT_EQ(bad, va.size()) << at << ": " << name << " differs at " << bad << ": " << va[bad] << " vs " << vb[bad];
-    }
-  }
-}
-
-TEST(CudaDelta, ConvFoldedIntoTheStepEqualsTheConvKernel) {
-  check_conv_fused({1, 16, 48, 128, 128, Act::Silu}, 61);  // the decode step at the Flash-Next shape: 12 blocks
-  check_conv_fused({4, 16, 48, 128, 128, Act::Silu}, 62);  // a verification chunk
-  check_conv_fused({3, 2, 6, 64, 48, Act::Sigmoid}, 63);   // 3 heads of 2 tiles
-  check_conv_fused({2, 1, 3, 100, 33, Act::Silu}, 64);     // odd dk, a partial column tile
-  check_conv_fused({8, 3, 3, 128, 97, Act::Silu}, 65);
-  check_conv_fused({1, 1, 1, 1, 1, Act::Sigmoid}, 66);
-  check_conv_fused({2, 1, 2, 64, 200, Act::Silu}, 67);     // 2 heads of 7 tiles: 14 blocks
-  check_conv_fused({1, 1, 4, 32, 128, Act::Silu}, 68);     // 16 blocks: the largest cluster
-  EXPECT_FALSE(gdn_conv_fused_supported(1, GdnHeads{1, 5, 64, 128}, 4));  // 20 blocks
-  EXPECT_FALSE(gdn_conv_fused_supported(9, GdnHeads{16, 48, 128, 128}, 4));
 }
 
 }  // namespace

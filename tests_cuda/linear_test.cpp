@@ -67,10 +67,14 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{1, 1024, 9001}, LinearCase{1, 6144, 9000}, LinearCase{1, 2560, 20000}));
 
 // A token's projection is the same bits alone (T = 1: the rows or the bulk kernel) as inside a chunk of 2-8
-// tokens (the multi-token kernel): speculative verification relies on it. Short, wide and tall shapes.
+// tokens (the multi-token kernel): speculative verification relies on it. Short, wide and tall shapes, and the
+// decode step's: the output projections (K = 6144, 8192), the router projections (512 and 64 experts with the
+// shared expert's rows), short rows, 133 rows.
 TEST(CudaLinear, OneTokenRowsEqualChunkRows) {
   for (const LinearCase c : {LinearCase{5, 2560, 2560}, LinearCase{3, 6144, 2560}, LinearCase{8, 2560, 16480},
-                             LinearCase{2, 1024, 9001}, LinearCase{4, 2560, 70001}}) {
+                             LinearCase{2, 1024, 9001}, LinearCase{4, 2560, 70001}, LinearCase{2, 8192, 2560},
+                             LinearCase{3, 2560, 1345}, LinearCase{2, 2560, 1793}, LinearCase{2, 320, 8000},
+                             LinearCase{2, 6144, 133}}) {
     const auto x = rand_vec(size_t(c.T * c.K), -1.0f, 1.0f, uint32_t(c.N));
     Weight W(size_t(c.N * c.K), 1.0f / std::sqrt(float(c.K)), uint32_t(c.K));
     auto dx = upload(x);
@@ -114,6 +118,8 @@ void check_linear_into_streams(int64_t T, int64_t K, int64_t N, int64_t S, uint3
 
 TEST(CudaLinear, IntoStreamsMatchesLinearThenInject) {
   check_linear_into_streams(1, 6144, 2560, 4, 31);  // several warps per row
+  check_linear_into_streams(1, 8192, 2560, 4, 35);  // the attention output projection
+  check_linear_into_streams(1, 2560, 300, 3, 36);
   check_linear_into_streams(1, 2560, 40000, 3, 32);  // two rows per warp
   check_linear_into_streams(1, 64, 40, 1, 33);
   check_linear_into_streams(3, 640, 300, 4, 34);  // composed: linear, then hc_inject

@@ -7,7 +7,6 @@
 #include <cooperative_groups.h>
 
 #include "backend/cuda/common.cuh"
-#include "backend/cuda/conv1d.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -270,13 +269,9 @@ __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const 
 // ---------------------------------------------------------------------------------------------------------
 constexpr int kFusedMaxTiles = 8;  // dv <= 256: the portable cluster size
 constexpr int kFusedMaxDk = 128;
-// With the conv folded in (GdnConv), one cluster holds every tile of every value head of a key head: the blocks that
-// read a key head's q and k conv history all pass the cluster barrier before one of them moves it. At most 16
-// blocks: the largest (non-portable) cluster of sm_90. Flash-Next: 3 value heads x 4 tiles = 12.
-constexpr int kConvMaxCluster = 16;
 
 struct RecurrentFusedArgs {
-  const float* conv_out;  // [T][2 * KH * dk + VH * dv]; with conv_w: the conv's input rows (row stride conv_ld)
+  const float* conv_out;  // [T][2 * KH * dk + VH * dv]
   const float *z, *b, *a;  // rows of ld floats: z [VH * dv], b and a [VH]
   int64_t ld;
   const float *A_log, *dt_bias;
@@ -289,20 +284,9 @@ struct RecurrentFusedArgs {
   float* out;    // [T][VH * dv]
   bool early_trigger;  // pdl_enter(true): DS4_CUDA_EARLY_TRIGGER names delta
 };
-// The folded conv (kConv; a second parameter, so the plain kernel's parameters are as before): weights
-// [conv_dim][k], history [k - 1][conv_dim], input row stride ld; group: value heads per cluster (VH / KH).
-struct FoldedConv {
-  const bf16* w;
-  float* state;
-  int k;
-  int64_t ld;
-  int group;
-};
 
-// kConv: the conv folded in (fc.w set, fc.group value heads per cluster); without it the code is the plain
-// kernel's (group 1).
-template <int MAXR, bool kConv>
-__global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(RecurrentFusedArgs a, FoldedConv fc) {
+template <int MAXR>
+__global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(RecurrentFusedArgs a) {
   namespace cg = cooperative_groups;
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
   __shared__ float red[2][kWarps][32];
@@ -311,13 +295,9 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   __shared__ double sred[32];
   const cg::cluster_group cluster = cg::this_cluster();
   const int wi = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), e = int(threadIdx.x);
-  // 32-bit offsets (the wrapper checks that they fit). The cluster is grid row blockIdx.y: `group` value heads of
-  // `tiles` blocks each; this block is tile `tile` of head h, its head's tiles at ranks hl * tiles ... .
-  const int tiles = kConv ? int(gridDim.x) / fc.group : int(gridDim.x);
-  const int hl = kConv ? int(blockIdx.x) / tiles : 0, tile = kConv ? int(blockIdx.x) % tiles : int(blockIdx.x);
-  const int h = kConv ? int(blockIdx.y) * fc.group + hl : int(blockIdx.y), kh = h / int(a.VH / a.KH), kd = int(a.KH) * a.dk;
-  const int conv_dim = 2 * kd + int(a.VH) * a.dv;
-  const int ld = int(a.ld), j = tile * kColTile + lane;
+  // 32-bit offsets (the wrapper checks that they fit).
+  const int h = int(blockIdx.y), kh = h / int(a.VH / a.KH), kd = int(a.KH) * a.dk, conv_dim = 2 * kd + int(a.VH) * a.dv;
+  const int ld = int(a.ld), j = int(blockIdx.x) * kColTile + lane;
   const bool col = j < a.dv;
   float* S = a.state + int64_t(h) * a.dk * a.dv;
   [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
@@ -331,21 +311,9 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
 
   for (int t = 0; t < int(a.T); t++) {
     // This token's inputs, all loads issued together: q and k (element e of the key head), v (column j), gates.
-    // With the conv folded in, each is causal_conv1d's output for its channel (conv1d.cuh, Silu, dilation 1).
-    float qv, kv, vj;
-    if constexpr (kConv) {
-      const int64_t S = fc.k - 1;
-      auto conv = [&](int c) {
-        return detail::conv_at(a.conv_out, fc.ld, t, c, conv_dim, fc.w, fc.k, 1, S, fc.state, Act::Silu);
-      };
-      qv = e < a.dk ? conv(kh * a.dk + e) : 0.0f;
-      kv = e < a.dk ? conv(kd + kh * a.dk + e) : 0.0f;
-      vj = col ? conv(2 * kd + h * a.dv + j) : 0.0f;
-    } else {
-      const float* row = a.conv_out + t * conv_dim;
-      qv = e < a.dk ? row[kh * a.dk + e] : 0.0f, kv = e < a.dk ? row[kd + kh * a.dk + e] : 0.0f;
-      vj = col ? row[2 * kd + h * a.dv + j] : 0.0f;
-    }
+    const float* row = a.conv_out + t * conv_dim;
+    const float qv = e < a.dk ? row[kh * a.dk + e] : 0.0f, kv = e < a.dk ? row[kd + kh * a.dk + e] : 0.0f;
+    const float vj = col ? row[2 * kd + h * a.dv + j] : 0.0f;
     const float av = a.a[t * ld + h], bv = a.b[t * ld + h];
     const float zt = wi == 0 && col ? a.z[t * ld + h * a.dv + j] : 0.0f;  // for the gated norm
     // gdn_prepare: L2 norms in float64 (its block sums: the same bits), q scaled by 1/sqrt(dk).
@@ -378,37 +346,16 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
       if (lane == 0) tss[t] = v;
     }
   cluster.sync();
-  // Every block of the cluster has read its conv inputs: the history moves now, each channel by one thread (as
-  // causal_conv1d's): v columns by their block, the key head's q and k channels by the cluster's rank 0.
-  if constexpr (kConv) {
-    const int64_t S = fc.k - 1;
-    if (wi == 0 && col) detail::shift_history(a.conv_out, fc.ld, a.T, 2 * kd + h * a.dv + j, conv_dim, S, fc.state);
-    if (blockIdx.x == 0)
-      for (int q = e; q < 2 * a.dk; q += kThreads) {
-        const int c = q < a.dk ? kh * a.dk + q : kd + kh * a.dk + (q - a.dk);
-        detail::shift_history(a.conv_out, fc.ld, a.T, c, conv_dim, S, fc.state);
-      }
-  }
   if (wi == 0 && col) {
     const float wj = detail::bf(a.norm[j]);
     for (int t = 0; t < int(a.T); t++) {
       double ss = 0.0;
-      if constexpr (kConv) {
-        for (int c = hl * tiles; c < (hl + 1) * tiles; c++) ss += cluster.map_shared_rank(tss, unsigned(c))[t];
-      } else {
-        for (unsigned c = 0; c < cluster.num_blocks(); c++) ss += cluster.map_shared_rank(tss, c)[t];
-      }
+      for (unsigned c = 0; c < cluster.num_blocks(); c++) ss += cluster.map_shared_rank(tss, c)[t];
       const float inv = 1.0f / sqrtf(float(ss / double(a.dv)) + a.eps);
       a.out[(t * int(a.VH) + h) * a.dv + j] = wj * (ob[t][lane] * inv) * detail::apply_act(a.act, zs[t][lane]);
     }
   }
   cluster.sync();  // no block leaves while another still reads its share
-}
-
-// Clusters above the portable 8 blocks need the kernel's opt-in (sm_90 allows 16).
-template <typename Kernel>
-void allow_large_clusters(Kernel kernel) {
-  DS4_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 void check_delta_shape(const DeltaShape& s) {
@@ -463,48 +410,22 @@ bool gdn_recurrent_fused_supported(int64_t T, GdnHeads hd) {
          T * (2 * hd.key_heads * hd.dk + hd.value_heads * hd.dv) < (int64_t(1) << 31);
 }
 
-bool gdn_conv_fused_supported(int64_t T, GdnHeads hd, int64_t conv_k) {
-  if (!gdn_recurrent_fused_supported(T, hd) || conv_k < 1 || conv_k > 64) return false;
-  const int64_t tiles = (hd.dv + kColTile - 1) / kColTile;
-  return tiles * (hd.value_heads / hd.key_heads) <= kConvMaxCluster;
-}
-
 void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads hd,
-                         float* state, float* out, const GdnConv* conv) {
+                         float* state, float* out) {
   detail::require_supported(gdn_recurrent_fused_supported(T, hd),
                             "gdn_recurrent_fused: needs 1 <= T <= 8, dk <= 128, dv <= 256 and value heads a multiple "
                             "of key heads");
-  detail::require_supported(!conv || gdn_conv_fused_supported(T, hd, conv->k),
-                            "gdn_recurrent_fused: the folded conv needs (value heads per key head) x (dv / 32 tiles) "
-                            "<= 16 blocks and a kernel of 1..64");
   detail::require(gates.ld >= 0 && T * gates.ld < (int64_t(1) << 31), "gdn_recurrent_fused: row stride too large");
   detail::require(conv_out && gates.z && gates.b && gates.a && gates.A_log && gates.dt_bias && gates.norm && state && out,
                   "gdn_recurrent_fused: null operand");
-  detail::require(!conv || (conv->w && (conv->state || conv->k == 1) && conv->ld >= 2 * hd.key_heads * hd.dk +
-                                                                                        hd.value_heads * hd.dv &&
-                            T * conv->ld < (int64_t(1) << 31)),
-                  "gdn_recurrent_fused: bad conv operands");
-  const int group = conv ? int(hd.value_heads / hd.key_heads) : 1;
   const RecurrentFusedArgs args{conv_out, gates.z, gates.b, gates.a, gates.ld, gates.A_log, gates.dt_bias, gates.norm,
                                 gates.eps, gates.act, T, hd.key_heads, hd.value_heads, int(hd.dk), int(hd.dv), state, out,
                                 detail::early_trigger("delta")};
-  const FoldedConv fc{conv ? conv->w : nullptr, conv ? conv->state : nullptr, conv ? int(conv->k) : 0,
-                      conv ? conv->ld : 0, group};
-  // Grid (tiles x group, heads / group), one cluster per grid row: a value head's tiles (group 1), or with the conv
-  // folded in every tile of a key head's value heads.
-  const unsigned tiles = detail::blocks_for(hd.dv, kColTile), cluster = tiles * unsigned(group);
-  const dim3 grid(cluster, unsigned(hd.value_heads / group));
-  auto run = [&](auto kernel) {
-    if (cluster > 8) allow_large_clusters(kernel);
-    detail::launch_in_clusters(ctx, cluster, kernel, grid, kThreads, 0, args, fc);
-  };
-  if (conv) {
-    if (hd.dk <= 64) run(gdn_recurrent_fused_kernel<8, true>);
-    else run(gdn_recurrent_fused_kernel<16, true>);
-  } else {
-    if (hd.dk <= 64) run(gdn_recurrent_fused_kernel<8, false>);
-    else run(gdn_recurrent_fused_kernel<16, false>);
-  }
+  // Grid (tiles, heads), one cluster per head.
+  const unsigned tiles = detail::blocks_for(hd.dv, kColTile);
+  const dim3 grid(tiles, unsigned(hd.value_heads));
+  if (hd.dk <= 64) detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<8>, grid, kThreads, 0, args);
+  else detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<16>, grid, kThreads, 0, args);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -138,7 +138,11 @@ __device__ __forceinline__ void slice_rows(const bf16* W, int64_t K, int64_t N, 
 }
 
 // kStreams: the RowsOut stream epilogue is compiled in (its registers would cost the plain GEMV occupancy).
-template <int R, int U, bool kStreams>
+// kPre > 0 (short slices: every lane has at most kPre chunks of each row, U >= kPre): all of the lane's weights are
+// loaded into registers before pdl_enter, so a projection after a short latency-bound kernel (the router after the
+// mixer) has its weights in hand when its input is ready; the sums are the loop's (the same chunks in the same
+// order; the loop adds the dots of absent chunks as +0, which changes no sum that starts at +0).
+template <int R, int U, bool kStreams, int kPre = 0>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, int P, float* streams,
                      const float* inject, int S) {
@@ -149,6 +153,15 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[R];
   slice_rows(W, K, N, row0, ks, rows);
+  uint4 pw[kPre > 0 ? kPre : 1][R];
+  if constexpr (kPre > 0) {
+#pragma unroll
+    for (int u = 0; u < kPre; u++) {
+      const int64_t c = c_begin + lane + 32 * u;
+#pragma unroll
+      for (int r = 0; r < R; r++) pw[u][r] = c < c_end ? detail::ld_stream(rows[r] + c * 8) : make_uint4(0, 0, 0, 0);
+    }
+  }
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   // The row writers (lane 0 of the first warp of each row group) fetch their rows' streams now.
   const bool writer = lane == 0 && warp % P == 0;
@@ -164,7 +177,18 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; r++) acc[r] = 0.0f;
-  for (int64_t c0 = c_begin + lane; c0 < c_end; c0 += 32 * U) {
+  if constexpr (kPre > 0) {
+#pragma unroll
+    for (int u = 0; u < kPre; u++) {
+      const int64_t c = c_begin + lane + 32 * u;
+      if (c < c_end) {
+        const float4 xa = __ldg(x4 + 2 * c), xb = __ldg(x4 + 2 * c + 1);
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[r] += detail::dot8(pw[u][r], xa, xb);
+      }
+    }
+  }
+  for (int64_t c0 = c_begin + lane; kPre == 0 && c0 < c_end; c0 += 32 * U) {
     uint4 w[U][R];
     float4 xa[U], xb[U];
     // Conditional loads: the compiler then interleaves each chunk's load with its use (about 32 registers), which
@@ -419,6 +443,15 @@ bool bulk_enabled() {
   return on;
 }
 
+// DS4_CUDA_GEMV_PRE=0: short slices too are loaded after the wait (the same bits), to measure the difference.
+bool pre_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DS4_CUDA_GEMV_PRE");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
@@ -434,8 +467,16 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
     return;
   }
 #endif
-  detail::launch(ctx, gemv_rows_kernel<1, 8, kStreams>, detail::blocks_for(N, kRowWarps / rs.P), kRowWarps * 32, 0, x,
-                 K, W, N, o.y, rs.P, o.streams, o.inject, int(o.S));
+  // A lane's chunks of a row: at most 3 (the router projections), all loaded before the wait. Three keep the
+  // kernel at 31 registers, so 8 blocks a multiprocessor as the loop (4 took 40 registers: the 897 blocks of the
+  // 512-expert router then needed a second wave, and 8-layer decode lost 0.7 % on the H200); the stream epilogue's
+  // registers would do the same, so only plain outputs take it.
+  const int64_t lane_chunks = ((K / 8 + rs.P - 1) / rs.P + 31) / 32;
+  auto kernel = gemv_rows_kernel<1, 8, kStreams>;
+  if constexpr (!kStreams)
+    if (lane_chunks <= 3 && pre_enabled()) kernel = gemv_rows_kernel<1, 8, false, 3>;
+  detail::launch(ctx, kernel, detail::blocks_for(N, kRowWarps / rs.P), kRowWarps * 32, 0, x, K, W, N, o.y, rs.P,
+                 o.streams, o.inject, int(o.S));
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -250,19 +250,8 @@ struct GdnGates {
   Act act;
 };
 bool gdn_recurrent_fused_supported(int64_t T, GdnHeads heads);
-// With conv (not null), conv_out is the conv's input instead of its output: the projection rows (row stride
-// conv->ld, the [q | k | v] channels first) and the kernel computes causal_conv1d(Silu, dilation 1) of each channel
-// it reads and moves the history, with causal_conv1d's bits (conv1d.cuh): one launch fewer a GDN layer.
-// Supported (gdn_conv_fused_supported) when a key head's value heads take at most 16 blocks of 32 columns.
-struct GdnConv {
-  const bf16* w;  // [conv_dim][k]
-  int64_t k;
-  float* state;   // [k - 1][conv_dim]
-  int64_t ld;
-};
-bool gdn_conv_fused_supported(int64_t T, GdnHeads heads, int64_t conv_k);
 void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads heads,
-                         float* state, float* out, const GdnConv* conv = nullptr);
+                         float* state, float* out);
 
 // ---------------------------------------------------------------------------------------------------------
 // Attention (cpu/attention.h): softmax attention of each query token over a set of cached positions, GQA

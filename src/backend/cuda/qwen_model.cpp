@@ -68,16 +68,6 @@ bool ple_tail_enabled() {
   return on;
 }
 
-// DS4_CUDA_GDN_CONV=fused folds the GDN conv into the recurrent step's kernel for decode and verification chunks
-// (the same bits; gdn_recurrent_fused with a GdnConv). Off by default until measured on the GPU.
-bool gdn_conv_fused_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("DS4_CUDA_GDN_CONV");
-    return v && std::string(v) == "fused";
-  }();
-  return on;
-}
-
 // How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
 int dup_count(DupOp op) {
   static const unsigned listed = [] {
@@ -671,14 +661,6 @@ class CudaQwenModel : public Model {
     // z, b and a read in place from the projection rows by the fused recurrent step.
     const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
                          g.norm.p(), float(c.rms_eps), gate_act};
-    if (recurrent && gdn_conv_fused_enabled() && gdn_conv_fused_supported(T, heads, c.conv_kernel)) {
-      // The conv folded into the recurrent step (the same bits): it reads the projection rows in place.
-      auto p2 = prof("gdn.conv+prepare+delta+norm");
-      const GdnConv fold{g.conv.p(), c.conv_kernel, ls.conv.get(), N};
-      gdn_recurrent_fused(ctx_, pr, gates, T, heads, ls.recurrent.get(), normed, &fold);
-      gdn_out(g, normed, T, out);
-      return;
-    }
     float* qkv = cols(pr, T, N, 0, conv);
     float* co = take<float>(T * conv);
     causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
