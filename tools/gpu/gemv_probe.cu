@@ -14,20 +14,13 @@
 
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/common.cuh"
+#include "probe_util.cuh"
 
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));          \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
 
 using ds4::cuda::detail::dot8;
 using ds4::cuda::detail::ld_stream;
@@ -172,29 +165,11 @@ __global__ void fill_hash(__nv_bfloat16* w, int64_t n, float* x, int k) {
   }
 }
 
-template <class... KArgs, class... Args>
-static void launch(cudaStream_t s, void (*k)(KArgs...), unsigned grid, size_t smem, Args... args) {
-  cudaLaunchAttribute a{};
-  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  a.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t c{};
-  c.gridDim = dim3(grid);
-  c.blockDim = dim3(256);
-  c.dynamicSmemBytes = smem;
-  c.stream = s;
-  c.attrs = &a;
-  c.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&c, k, static_cast<KArgs>(args)...));
-}
-
 int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   struct Shape {
     const char* name;
     int K, N;
@@ -239,8 +214,8 @@ int main() {
       float *ya, *yb;
       CK(cudaMalloc(&ya, sh.N * 4));
       CK(cudaMalloc(&yb, sh.N * 4));
-      launch(s, gemv_rows, vblocks, 0, x, sh.K, W[0], sh.N, ya, P);
-      launch(s, gemv_bulk2<3>, 2 * sms, size_t(8) * 3 * kPiece, x, sh.K, W[0], sh.N, yb, P,
+      launch_pdl(s, gemv_rows, vblocks, 256, 0, x, sh.K, W[0], sh.N, ya, P);
+      launch_pdl(s, gemv_bulk2<3>, 2 * sms, 256, size_t(8) * 3 * kPiece, x, sh.K, W[0], sh.N, yb, P,
              (sh.N + 2 * sms - 1) / (2 * sms));
       CK(cudaStreamSynchronize(s));
       std::vector<float> a(sh.N), b(sh.N);
@@ -261,35 +236,17 @@ int main() {
         for (int i = 0; i < chain; i++) {
           if (v.D > 0) {
             const size_t sm = size_t(8) * v.D * kPiece;
-            if (v.D == 2) launch(s, gemv_bulk2<2>, grid, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
-            else launch(s, gemv_bulk2<3>, grid, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
+            if (v.D == 2) launch_pdl(s, gemv_bulk2<2>, grid, 256, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
+            else launch_pdl(s, gemv_bulk2<3>, grid, 256, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
           } else if (v.D < 0) {
-            launch(s, read_all, grid, 0, reinterpret_cast<const uint4*>(W[i % mats]), bytes / 16, y);
+            launch_pdl(s, read_all, grid, 256, 0, reinterpret_cast<const uint4*>(W[i % mats]), bytes / 16, y);
           } else {
-            launch(s, gemv_rows, grid, 0, x, sh.K, W[i % mats], sh.N, y, P);
+            launch_pdl(s, gemv_rows, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y, P);
           }
         }
       };
-      cudaGraph_t g;
-      cudaGraphExec_t ex;
-      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      run();
-      CK(cudaStreamEndCapture(s, &g));
-      CK(cudaGraphInstantiate(&ex, g, 0));
-      float best = 1e30f;
-      for (int rep = 0; rep < 5; rep++) {
-        CK(cudaEventRecord(e0, s));
-        CK(cudaGraphLaunch(ex, s));
-        CK(cudaEventRecord(e1, s));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        best = ms < best ? ms : best;
-      }
-      const double us = best * 1000.0 / chain;
+      const double us = best_graph_us(s, 5, run) / chain;
       printf("| %s | %.1f | %s (P=%d) | %d | %.2f | %.0f |\n", sh.name, bytes / 1e6, v.name, v.P, grid, us, bytes / us / 1e3);
-      CK(cudaGraphExecDestroy(ex));
-      CK(cudaGraphDestroy(g));
     }
     for (auto& w : W) CK(cudaFree(w));
   }

@@ -15,29 +15,16 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "backend/cuda/bulk_copy.cuh"
-
-#define CK(x)                                                                \
-  do {                                                                       \
-    cudaError_t e_ = (x);                                                    \
-    if (e_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                          \
-    }                                                                        \
-  } while (0)
+#include "backend/cuda/common.cuh"
+#include "probe_util.cuh"
 
 namespace d = ds4::cuda::detail;
 
 constexpr int kSlot = 16384;
 constexpr int kMaxSlots = 13;  // 208 KB
-
-__device__ __forceinline__ void pdl_wait_then_trigger() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
 
 __device__ __forceinline__ uint64_t now_ns() {
   uint64_t t;
@@ -46,7 +33,7 @@ __device__ __forceinline__ uint64_t now_ns() {
 }
 
 __global__ void busy(unsigned ns, unsigned* sink) {
-  pdl_wait_then_trigger();
+  [[maybe_unused]] const auto pdl = d::pdl_enter();  // the model kernels' wait, then trigger
   if (threadIdx.x == 0) {
     const uint64_t t0 = now_ns();
     unsigned n = 0;
@@ -71,7 +58,7 @@ __global__ void __launch_bounds__(256) stream(const uint8_t* src, size_t share, 
     for (int q = 0; q < pre && q < pieces; q++) issue(q);
   }
   __syncthreads();
-  pdl_wait_then_trigger();
+  [[maybe_unused]] const auto pdl = d::pdl_enter();
   if (threadIdx.x == 0)
     for (int q = pre; q < slots && q < pieces; q++) issue(q);
   unsigned acc = 0;
@@ -92,29 +79,11 @@ __global__ void __launch_bounds__(256) stream(const uint8_t* src, size_t share, 
   if (acc == 0x12345678u) out[blockIdx.x] = acc;
 }
 
-template <class... KArgs, class... Args>
-static void launch(cudaStream_t s, void (*k)(KArgs...), unsigned grid, unsigned block, size_t smem, Args... args) {
-  cudaLaunchAttribute a{};
-  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  a.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t c{};
-  c.gridDim = dim3(grid);
-  c.blockDim = dim3(block);
-  c.dynamicSmemBytes = smem;
-  c.stream = s;
-  c.attrs = &a;
-  c.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&c, k, static_cast<KArgs>(args)...));
-}
-
 int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   CK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSlots * kSlot));
   CK(cudaFuncSetAttribute(stream, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
   unsigned* sink;
@@ -127,25 +96,10 @@ int main() {
     CK(cudaMemset(b, 1, max_bytes));
   }
   auto time_chain = [&](auto body) {
-    cudaGraph_t g;
-    cudaGraphExec_t ex;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kChain; i++) body(i);
-    CK(cudaStreamEndCapture(s, &g));
-    CK(cudaGraphInstantiate(&ex, g, 0));
-    float best = 1e30f;
-    for (int rep = 0; rep < 7; rep++) {
-      CK(cudaEventRecord(e0, s));
-      CK(cudaGraphLaunch(ex, s));
-      CK(cudaEventRecord(e1, s));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      best = ms < best ? ms : best;
-    }
-    CK(cudaGraphExecDestroy(ex));
-    CK(cudaGraphDestroy(g));
-    return double(best) * 1000.0 / kChain;
+    return best_graph_us(s, 7, [&] {
+             for (int i = 0; i < kChain; i++) body(i);
+           }) /
+           kChain;
   };
   std::printf("| MB | busy us | carveout | slots | pre | busy alone | stream alone | pair | pair - busy | GB/s after busy |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
@@ -154,15 +108,15 @@ int main() {
     for (unsigned busy_us : {0u, 4u, 8u}) {
       for (int carve : {-1, 100}) {
         CK(cudaFuncSetAttribute(busy, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
-        const double b_alone = time_chain([&](int) { launch(s, busy, unsigned(sms), 64, 0, busy_us * 1000u, sink); });
+        const double b_alone = time_chain([&](int) { launch_pdl(s, busy, unsigned(sms), 64, 0, busy_us * 1000u, sink); });
         for (const auto& sp : std::vector<std::pair<int, int>>{{4, 0}, {4, 4}, {12, 0}, {12, 4}, {12, 12}}) {
           const int slots = sp.first, pre = sp.second;
           const size_t smem = size_t(slots) * kSlot;
           const double s_alone = time_chain(
-              [&](int i) { launch(s, stream, unsigned(sms), 256, smem, buf[i], share, slots, pre, sink); });
+              [&](int i) { launch_pdl(s, stream, unsigned(sms), 256, smem, buf[i], share, slots, pre, sink); });
           const double pair = time_chain([&](int i) {
-            launch(s, busy, unsigned(sms), 64, 0, busy_us * 1000u, sink);
-            launch(s, stream, unsigned(sms), 256, smem, buf[i], share, slots, pre, sink);
+            launch_pdl(s, busy, unsigned(sms), 64, 0, busy_us * 1000u, sink);
+            launch_pdl(s, stream, unsigned(sms), 256, smem, buf[i], share, slots, pre, sink);
           });
           std::printf("| %.1f | %u | %s | %d | %d | %.2f | %.2f | %.2f | %.2f | %.0f |\n", bytes / 1e6, busy_us,
                       carve < 0 ? "default" : "max", slots, pre, b_alone, s_alone, pair, pair - b_alone,

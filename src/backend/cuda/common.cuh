@@ -11,6 +11,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
+#include "backend/cuda/switches.h"
 #include "backend/cuda/trace.h"
 
 namespace ds4::cuda::detail {
@@ -165,10 +166,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 
 // DS4_CUDA_PDL=0 launches without the attribute (plain stream order), to measure what the overlap is worth.
 inline bool pdl_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("DS4_CUDA_PDL");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = switch_on("DS4_CUDA_PDL");
   return on;
 }
 

@@ -124,17 +124,18 @@ __device__ __forceinline__ KSlice k_slice(int64_t K, int P, int warp) {
 }
 
 // The R rows from row0 (rows past N: row N - 1, read but never written). The weights are never written by
-// earlier kernels: the slice's first chunks start on their way into L2 while the previous kernel runs (this is
-// called before pdl_enter).
-template <int R>
+// earlier kernels: with kPrefetch the slice's first chunks start on their way into L2 while the previous kernel
+// runs (this is called before pdl_enter); a caller that loads them there itself passes false.
+template <int R, bool kPrefetch = true>
 __device__ __forceinline__ void slice_rows(const bf16* W, int64_t K, int64_t N, int64_t row0, KSlice s,
                                            const bf16* (&rows)[R]) {
   const int lane = int(threadIdx.x & 31);
 #pragma unroll
   for (int r = 0; r < R; r++) rows[r] = W + detail::imin(row0 + r, N - 1) * K;
+  if constexpr (kPrefetch)
 #pragma unroll
-  for (int r = 0; r < R; r++)
-    if (s.begin + lane * 8 < s.end) detail::prefetch_l2(rows[r] + (s.begin + lane * 8) * 8);
+    for (int r = 0; r < R; r++)
+      if (s.begin + lane * 8 < s.end) detail::prefetch_l2(rows[r] + (s.begin + lane * 8) * 8);
 }
 
 // kStreams: the RowsOut stream epilogue is compiled in (its registers would cost the plain GEMV occupancy).
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(kRowWarps * 32)
   const KSlice ks = k_slice(K, P, warp);
   const int64_t c_begin = ks.begin, c_end = ks.end;
   const bf16* rows[R];
-  slice_rows(W, K, N, row0, ks, rows);
+  slice_rows<R, kPre == 0>(W, K, N, row0, ks, rows);
   uint4 pw[kPre > 0 ? kPre : 1][R];
   if constexpr (kPre > 0) {
 #pragma unroll
@@ -436,19 +437,13 @@ RowsShape rows_shape(const Context& ctx, int64_t K, int64_t N) {
 // DS4_CUDA_GEMV_BULK=0 sends tall matrices to the rows kernel too (the same slices: the same bits), to measure
 // what the bulk kernel is worth.
 bool bulk_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("DS4_CUDA_GEMV_BULK");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = detail::switch_on("DS4_CUDA_GEMV_BULK");
   return on;
 }
 
 // DS4_CUDA_GEMV_PRE=0: short slices too are loaded after the wait (the same bits), to measure the difference.
 bool pre_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("DS4_CUDA_GEMV_PRE");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = detail::switch_on("DS4_CUDA_GEMV_PRE");
   return on;
 }
 

@@ -13,6 +13,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/ops.h"
 #include "backend/cuda/qwen_weights.h"
+#include "backend/cuda/switches.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 
 namespace ds4::cuda {
@@ -61,10 +62,7 @@ enum DupOp : unsigned {
 };
 // DS4_CUDA_PLE_TAIL=0 composes the PLE block's tail from the single ops instead of ple_tail (the same bits).
 bool ple_tail_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("DS4_CUDA_PLE_TAIL");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = detail::switch_on("DS4_CUDA_PLE_TAIL");
   return on;
 }
 
@@ -654,20 +652,18 @@ class CudaQwenModel : public Model {
       auto p1 = prof("gdn.proj linear");
       for (int d = 0; d < dup_count(kDupIn); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
-    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
-    const GdnHeads heads{KH, VH, dk, dv};
-    float* normed = take<float>(T * vd);
-    const bool recurrent = T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads);
-    // z, b and a read in place from the projection rows by the fused recurrent step.
-    const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
-                         g.norm.p(), float(c.rms_eps), gate_act};
     float* qkv = cols(pr, T, N, 0, conv);
     float* co = take<float>(T * conv);
     causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
+    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
+    const GdnHeads heads{KH, VH, dk, dv};
+    float* normed = take<float>(T * vd);
     // As on the CPU: short chunks (decode, speculative verification) take the recurrent form, here one kernel
     // from the conv output to the gated norm, reading z, b and a in place.
-    if (recurrent) {
+    if (T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads)) {
       auto p2 = prof("gdn.prepare+delta+norm");
+      const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
+                           g.norm.p(), float(c.rms_eps), gate_act};
       gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed);
     } else {
       float* z = cols(pr, T, N, conv, vd);
@@ -690,12 +686,6 @@ class CudaQwenModel : public Model {
       }
       rms_norm_gated(ctx_, core, z, g.norm.p(), normed, T * VH, dv, float(c.rms_eps), gate_act);
     }
-    gdn_out(g, normed, T, out);
-  }
-
-  // The GDN block's output projection (into the streams when `out` says so).
-  void gdn_out(const DGdn& g, const float* normed, int64_t T, const RowsOut& out) const {
-    const int64_t H = cfg_.hidden_size, vd = cfg_.lin_v_heads * cfg_.lin_v_dim;
     auto p3 = prof("gdn.out linear");
     if (dup_count(kDupOut) > 1) linear(ctx_, normed, T, vd, g.out.p(), H, take<float>(T * H));
     linear(ctx_, normed, T, vd, g.out.p(), H, out);

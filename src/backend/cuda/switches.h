@@ -1,0 +1,15 @@
+// Measurement switches of the CUDA backend: environment variables that turn a default path off, read once by each
+// caller (a function-local static), so that an A/B on the GPU needs no second build.
+#pragma once
+#include <cstdlib>
+#include <string>
+
+namespace ds4::cuda::detail {
+
+// On unless the environment sets `name` to "0".
+inline bool switch_on(const char* name) {
+  const char* v = std::getenv(name);
+  return !(v && std::string(v) == "0");
+}
+
+}  // namespace ds4::cuda::detail
