@@ -156,6 +156,109 @@ __global__ void __launch_bounds__(256) gemv_bulk2(const float* x, int K, const _
   }
 }
 
+// Tall matrices, 2 slices per row (the bulk kernel's P = 2), J chunks per lane per slice: a persistent grid of a
+// few blocks per multiprocessor, each warp taking rows gw, gw + nw, ... (nw warps in the grid) with DEPTH rows'
+// weights in flight in registers (the next row's loads issued before the current row is summed), x read through L1
+// as the bulk kernel reads it. Sums in the bulk kernel's order (a lane's chunks c_begin + lane + 32 j in increasing
+// j, the lane butterfly, the slices in order from 0), so the same bits.
+template <int J, int DEPTH, int MINB>
+__global__ void __launch_bounds__(256, MINB) gemv_persist(const float* x, int K, const __nv_bfloat16* W, int N, float* y) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int gw = blockIdx.x * 8 + warp, nw = gridDim.x * 8;
+  const int chunks = K / 8, per = (chunks + 1) / 2;
+  uint4 w[DEPTH][2][J];
+  auto load = [&](uint4 (&dst)[2][J], int row) {
+#pragma unroll
+    for (int sl = 0; sl < 2; sl++)
+#pragma unroll
+      for (int j = 0; j < J; j++) {
+        const int c = sl * per + lane + 32 * j;
+        dst[sl][j] = row < N && c < min(sl * per + per, chunks) ? ld_stream(W + int64_t(row) * K + int64_t(c) * 8)
+                                                                 : make_uint4(0, 0, 0, 0);
+      }
+  };
+#pragma unroll
+  for (int d = 0; d < DEPTH; d++) load(w[d], gw + nw * d);
+  pdl_enter();
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  for (int i = 0; gw + nw * i < N; i += DEPTH) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; d++) {
+      const int row = gw + nw * (i + d);
+      if (row >= N) break;
+      float sum = 0.0f;
+#pragma unroll
+      for (int sl = 0; sl < 2; sl++) {
+        float acc = 0.0f;
+        const int c_end = min(sl * per + per, chunks);
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+          const int c = sl * per + lane + 32 * j;
+          if (c < c_end) acc += dot8(w[d][sl][j], __ldg(x4 + 2 * c), __ldg(x4 + 2 * c + 1));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        sum += acc;
+      }
+      if (lane == 0) y[row] = sum;
+      load(w[d], gw + nw * (i + d + DEPTH));
+    }
+  }
+}
+
+// The same with the activations in registers: warp pair q takes rows q, q + npairs, ..., its warp 2q + sl the
+// slice sl (every row it takes needs the same x chunks, loaded once), DEPTH rows' weights in flight; the pair adds
+// its two slice sums in order through shared memory (red alternates by row, as in the bulk kernel).
+template <int J, int DEPTH, int MINB>
+__global__ void __launch_bounds__(256, MINB) gemv_persist_x(const float* x, int K, const __nv_bfloat16* W, int N,
+                                                            float* y) {
+  __shared__ float red[2][8];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sl = warp & 1;
+  const int gp = blockIdx.x * 4 + (warp >> 1), np = gridDim.x * 4;
+  const int chunks = K / 8, per = (chunks + 1) / 2, c_begin = sl * per, c_end = min(c_begin + per, chunks);
+  uint4 w[DEPTH][J];
+  auto load = [&](uint4 (&dst)[J], int row) {
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+      const int c = c_begin + lane + 32 * j;
+      dst[j] = row < N && c < c_end ? ld_stream(W + int64_t(row) * K + int64_t(c) * 8) : make_uint4(0, 0, 0, 0);
+    }
+  };
+#pragma unroll
+  for (int d = 0; d < DEPTH; d++) load(w[d], gp + np * d);
+  pdl_enter();
+  float4 xa[J], xb[J];
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const int c = c_begin + lane + 32 * j;
+    xa[j] = c < c_end ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
+    xb[j] = c < c_end ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
+  }
+  for (int i = 0; gp + np * i < N; i += DEPTH) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; d++) {
+      const int row = gp + np * (i + d);
+      if (row >= N) break;
+      float acc = 0.0f;
+#pragma unroll
+      for (int j = 0; j < J; j++)
+        if (c_begin + lane + 32 * j < c_end) acc += dot8(w[d][j], xa[j], xb[j]);
+      load(w[d], gp + np * (i + d + DEPTH));
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0) red[(i + d) & 1][warp] = acc;
+      asm volatile("bar.sync %0, 64;" ::"r"(1 + (warp >> 1)) : "memory");
+      if (sl == 0 && lane == 0) {
+        float sum = 0.0f;
+        sum += red[(i + d) & 1][warp];
+        sum += red[(i + d) & 1][warp + 1];
+        y[row] = sum;
+      }
+    }
+  }
+}
+
 __global__ void fill_hash(__nv_bfloat16* w, int64_t n, float* x, int k) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ uint32_t(i >> 32) * 40503u;
@@ -207,6 +310,15 @@ int main() {
       for (int pp : {1, 2, 4, 8})
         if ((pp == 1) == (P == 1) || (P == 1 && pp == 2)) vars.push_back({bp == 2 ? "bulk2 D=3 x2" : "bulk2 D=2 x3", bp * sms, bp == 2 ? 3 : 2, pp});
     vars.push_back({"read", 8 * sms, -1, P});
+    if (P == 1 && sh.K == 2560) {  // D = -10 - v: the persistent kernel (v: 1 = depth 1 x4, 2 = depth 2 x2, 3 = depth 1 x3)
+      vars.push_back({"persist depth 1 x4", 4 * sms, -11, 2});
+      vars.push_back({"persist depth 2 x2", 2 * sms, -12, 2});
+      vars.push_back({"persist depth 1 x3", 3 * sms, -13, 2});
+      vars.push_back({"persist_x depth 2 x2", 2 * sms, -14, 2});
+      vars.push_back({"persist_x depth 3 x2", 2 * sms, -15, 2});
+      vars.push_back({"persist_x depth 1 x3", 3 * sms, -16, 2});
+      vars.push_back({"persist_x depth 4 x1", 1 * sms, -17, 2});
+    }
     CK(cudaFuncSetAttribute(gemv_bulk2<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     CK(cudaFuncSetAttribute(gemv_bulk2<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     {  // bulk against rows on hashed weights: the same slices and per-lane order, so the same bits
@@ -224,6 +336,23 @@ int main() {
       int same = 0;
       for (int i = 0; i < sh.N; i++) same += a[i] == b[i];
       printf("| %s | | check (P=%d): bulk equals rows in %d of %d rows | | | |\n", sh.name, P, same, sh.N);
+      if (P == 1 && sh.K == 2560) {  // tall: the persistent kernel against the bulk kernel's P = 2 sums
+        launch_pdl(s, gemv_bulk2<3>, 2 * sms, 256, size_t(8) * 3 * kPiece, x, sh.K, W[0], sh.N, yb, 2,
+                   (sh.N + 2 * sms - 1) / (2 * sms));
+        launch_pdl(s, gemv_persist<5, 2, 2>, 2 * sms, 256, 0, x, sh.K, W[0], sh.N, ya);
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(a.data(), ya, sh.N * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(b.data(), yb, sh.N * 4, cudaMemcpyDeviceToHost));
+        same = 0;
+        for (int i = 0; i < sh.N; i++) same += a[i] == b[i];
+        printf("| %s | | check (P=2): persist equals bulk in %d of %d rows | | | |\n", sh.name, same, sh.N);
+        launch_pdl(s, gemv_persist_x<5, 2, 2>, 2 * sms, 256, 0, x, sh.K, W[0], sh.N, ya);
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(a.data(), ya, sh.N * 4, cudaMemcpyDeviceToHost));
+        same = 0;
+        for (int i = 0; i < sh.N; i++) same += a[i] == b[i];
+        printf("| %s | | check (P=2): persist_x equals bulk in %d of %d rows | | | |\n", sh.name, same, sh.N);
+      }
       CK(cudaFree(ya));
       CK(cudaFree(yb));
       CK(cudaMemset(x, 0, 8192 * 4));
@@ -238,6 +367,20 @@ int main() {
             const size_t sm = size_t(8) * v.D * kPiece;
             if (v.D == 2) launch_pdl(s, gemv_bulk2<2>, grid, 256, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
             else launch_pdl(s, gemv_bulk2<3>, grid, 256, sm, x, sh.K, W[i % mats], sh.N, y, v.P, rpb);
+          } else if (v.D == -11) {
+            launch_pdl(s, gemv_persist<5, 1, 4>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -13) {
+            launch_pdl(s, gemv_persist<5, 1, 3>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -14) {
+            launch_pdl(s, gemv_persist_x<5, 2, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -15) {
+            launch_pdl(s, gemv_persist_x<5, 3, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -16) {
+            launch_pdl(s, gemv_persist_x<5, 1, 3>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -17) {
+            launch_pdl(s, gemv_persist_x<5, 4, 1>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D == -12) {
+            launch_pdl(s, gemv_persist<5, 2, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
           } else if (v.D < 0) {
             launch_pdl(s, read_all, grid, 256, 0, reinterpret_cast<const uint4*>(W[i % mats]), bytes / 16, y);
           } else {

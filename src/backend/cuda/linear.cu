@@ -334,6 +334,73 @@ __global__ void __launch_bounds__(kRowWarps * 32)
 }
 #endif
 
+// ----- T = 1, tall matrices with K <= 2560: the activations in registers -----
+// Every row of a tall matrix needs the same activations, and a lane of gemv_bulk_kernel (or the rows kernel) reads
+// its chunks of x through L1 again for every row: two 16-byte activation loads per 16-byte weight chunk, so at the
+// decode step's shapes the load instructions, not HBM, set the pace (tools/gpu/gemv_probe.cu on the H200: 2560 ->
+// 16480 in 24.0 us against 20.0 for a plain read of the same bytes). Here a persistent grid of kTallBlocksPerSm
+// blocks a multiprocessor gives each pair of warps rows gp, gp + np, ... (np pairs in the grid), warp 2 q + s of a
+// pair slice s of K (the bulk kernel's P = 2 slices): a lane loads its slice's activation chunks into registers
+// once and then streams only weights, the next row's loads issued before the current row's sums. The same probe:
+// 2560 -> 16480 in 20.7 us, 2560 -> 19584 in 24.2 (27.8), the lm_head (2560 -> 248320) in 280 (291).
+// The sums are the bulk kernel's: a lane's chunks c_begin + lane + 32 j in increasing j, the lane butterfly, the
+// two slices in order from 0 (the probe checks equal bits on every row; the linear tests check them against the
+// multi-token kernel), so a token's projection does not depend on which kernel ran.
+constexpr int kTallJ = 5;                                // chunks per lane per slice
+constexpr int64_t kTallMaxK = int64_t(2) * 32 * kTallJ * 8;  // 2560
+constexpr int kTallBlocksPerSm = 3;                      // 80 registers: 3 blocks of 8 warps a multiprocessor
+constexpr int kTallPairs = kRowWarps / 2;
+
+__global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
+    gemv_tall_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y) {
+  __shared__ float red[2][kRowWarps];
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), pair = warp / 2;
+  const int64_t np = int64_t(gridDim.x) * kTallPairs, gp0 = int64_t(blockIdx.x) * kTallPairs, gp = gp0 + pair;
+  const KSlice ks = k_slice(K, 2, warp);
+  uint4 w[kTallJ];
+  auto load = [&](int64_t row) {
+#pragma unroll
+    for (int j = 0; j < kTallJ; j++) {
+      const int64_t c = ks.begin + lane + 32 * j;
+      w[j] = row < N && c < ks.end ? detail::ld_stream(W + row * K + c * 8) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+  load(gp);  // the weights are never written by earlier kernels: the first row streams in before the wait
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float4 xa[kTallJ], xb[kTallJ];
+#pragma unroll
+  for (int j = 0; j < kTallJ; j++) {
+    const int64_t c = ks.begin + lane + 32 * j;
+    xa[j] = c < ks.end ? __ldg(x4 + 2 * c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    xb[j] = c < ks.end ? __ldg(x4 + 2 * c + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  // The same number of steps for every pair of the block (its first pair's rows), so that the emulator's block
+  // barrier stands in for the pair's own; a pair past its last row only keeps step.
+  for (int64_t i = 0; gp0 + np * i < N; i++) {
+    const int64_t row = gp + np * i;
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kTallJ; j++)
+      if (ks.begin + lane + 32 * j < ks.end) acc += detail::dot8(w[j], xa[j], xb[j]);
+    load(row + np);
+    acc = detail::warp_sum(acc);
+    // red alternates by step: a warp already on the next step never overwrites a sum its pair has not read.
+    if (lane == 0) red[i & 1][warp] = acc;
+#ifdef __CUDA_ARCH__
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + pair), "r"(64) : "memory");
+#else
+    __syncthreads();
+#endif
+    if (warp % 2 == 0 && lane == 0 && row < N) {
+      float sum = 0.0f;
+      sum += red[i & 1][warp];
+      sum += red[i & 1][warp + 1];
+      y[row] = sum;
+    }
+  }
+}
+
 // Up to NT tokens (verification chunks, short prefill chunks): each token's row is summed exactly as
 // gemv_rows_kernel sums it for one token: the same P slices of K, and in each lane the same chunks in increasing
 // order (how many are loaded at a time does not change the order; zero chunks past a slice add +0 to a sum that
@@ -447,9 +514,21 @@ bool pre_enabled() {
   return on;
 }
 
+// DS4_CUDA_GEMV_TALL=0: tall matrices with K <= 2560 take the bulk kernel instead of gemv_tall_kernel (the same bits).
+bool tall_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_GEMV_TALL");
+  return on;
+}
+
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
+  if (rs.bulk && rs.P == 2 && !kStreams && bulk_enabled() && K <= kTallMaxK && tall_enabled()) {
+    const int64_t blocks = detail::imin(int64_t(kTallBlocksPerSm) * ctx.sm_count(), (N + kTallPairs - 1) / kTallPairs);
+    detail::launch(ctx, gemv_tall_kernel, unsigned(blocks), kRowWarps * 32, 0, x, K, W, N, o.y);
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
 #ifndef DS4_CUDA_EMU  // the rows kernel sums the same slices the same way
   if (rs.bulk && !kStreams && bulk_enabled()) {
     detail::allow_smem(ctx, gemv_bulk_kernel, kBulkSmem);
