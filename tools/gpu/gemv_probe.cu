@@ -7,7 +7,13 @@
 //              slice) pieces into shared memory with cp.async.bulk (linear.cu's gemv_bulk_kernel), D pieces in
 //              flight per warp, P slices per row
 //   read       a plain read of the same bytes (the copy-rate ceiling for this size)
-// The rows and bulk sums of a row are the same bits for the same P (checked on hashed weights first).
+//   persist    tall matrices: a persistent grid, each warp whole rows (both slices) with the next rows' weights in
+//              flight in registers, x read through L1 per row as above
+//   persist_x  the same with warp pairs (one slice each) keeping their slice of x in registers: only weights
+//              stream (linear.cu's gemv_tall_kernel)
+//   wide_x     short wide matrices: P warps per row, a persistent grid, each lane's slice of x in registers
+//              (faster here than the rows kernel, slower inside the decode step: session 12 in bench/RESULTS.md)
+// The rows, bulk, persist and persist_x sums of a row are the same bits for the same P (checked on hashed weights first).
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90a -std=c++17 -Isrc tools/gpu/gemv_probe.cu -o /tmp/gp && /tmp/gp
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -259,6 +265,53 @@ __global__ void __launch_bounds__(256, MINB) gemv_persist_x(const float* x, int 
   }
 }
 
+// Short, wide matrices: groups of P warps (warp g P + s takes slice s of K, the rows kernel's P slices), each group
+// rows g, g + ng, ..., its activation slice in registers (J chunks a lane), one row's weights in flight.
+template <int J, int P, int MINB>
+__global__ void __launch_bounds__(256, MINB) gemv_wide_x(const float* x, int K, const __nv_bfloat16* W, int N,
+                                                         float* y) {
+  __shared__ float red[2][8];
+  constexpr int G = 8 / P;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sl = warp % P, grp = warp / P;
+  const int g0 = blockIdx.x * G, g = g0 + grp, ng = gridDim.x * G;
+  const int chunks = K / 8, per = (chunks + P - 1) / P, c_begin = sl * per, c_end = min(c_begin + per, chunks);
+  uint4 w[J];
+  auto load = [&](int row) {
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+      const int c = c_begin + lane + 32 * j;
+      w[j] = row < N && c < c_end ? ld_stream(W + int64_t(row) * K + int64_t(c) * 8) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  load(g);
+  pdl_enter();
+  float4 xa[J], xb[J];
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+#pragma unroll
+  for (int j = 0; j < J; j++) {
+    const int c = c_begin + lane + 32 * j;
+    xa[j] = c < c_end ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
+    xb[j] = c < c_end ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
+  }
+  for (int i = 0; g0 + ng * i < N; i++) {
+    const int row = g + ng * i;
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < J; j++)
+      if (c_begin + lane + 32 * j < c_end) acc += dot8(w[j], xa[j], xb[j]);
+    load(row + ng);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (lane == 0) red[i & 1][warp] = acc;
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + grp), "r"(32 * P) : "memory");
+    if (sl == 0 && lane == 0 && row < N) {
+      float sum = 0.0f;
+      for (int q = 0; q < P; q++) sum += red[i & 1][warp + q];
+      y[row] = sum;
+    }
+  }
+}
+
 __global__ void fill_hash(__nv_bfloat16* w, int64_t n, float* x, int k) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ uint32_t(i >> 32) * 40503u;
@@ -310,6 +363,12 @@ int main() {
       for (int pp : {1, 2, 4, 8})
         if ((pp == 1) == (P == 1) || (P == 1 && pp == 2)) vars.push_back({bp == 2 ? "bulk2 D=3 x2" : "bulk2 D=2 x3", bp * sms, bp == 2 ? 3 : 2, pp});
     vars.push_back({"read", 8 * sms, -1, P});
+    if (sh.N == 2560) {  // D = -20 - v: gemv_wide_x (v 1: P 4 x3, 2: P 8 x3, 3: P 4 x2, 4: P 8 x2)
+      vars.push_back({"wide_x P4 x3", 3 * sms, -21, 4});
+      vars.push_back({"wide_x P8 x3", 3 * sms, -22, 8});
+      vars.push_back({"wide_x P4 x2", 2 * sms, -23, 4});
+      vars.push_back({"wide_x P8 x2", 2 * sms, -24, 8});
+    }
     if (P == 1 && sh.K == 2560) {  // D = -10 - v: the persistent kernel (v: 1 = depth 1 x4, 2 = depth 2 x2, 3 = depth 1 x3)
       vars.push_back({"persist depth 1 x4", 4 * sms, -11, 2});
       vars.push_back({"persist depth 2 x2", 2 * sms, -12, 2});
@@ -371,6 +430,15 @@ int main() {
             launch_pdl(s, gemv_persist<5, 1, 4>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
           } else if (v.D == -13) {
             launch_pdl(s, gemv_persist<5, 1, 3>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+          } else if (v.D <= -21 && v.D >= -24) {
+            // J = ceil(K / 8 / P / 32): K up to 8192 with P 4 -> 8, P 8 -> 4
+            if (v.P == 4) {
+              if (v.D == -21) launch_pdl(s, gemv_wide_x<8, 4, 3>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+              else launch_pdl(s, gemv_wide_x<8, 4, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+            } else {
+              if (v.D == -22) launch_pdl(s, gemv_wide_x<4, 8, 3>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+              else launch_pdl(s, gemv_wide_x<4, 8, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
+            }
           } else if (v.D == -14) {
             launch_pdl(s, gemv_persist_x<5, 2, 2>, grid, 256, 0, x, sh.K, W[i % mats], sh.N, y);
           } else if (v.D == -15) {
