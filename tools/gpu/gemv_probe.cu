@@ -20,6 +20,7 @@
 
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/gemv.cuh"
 #include "probe_util.cuh"
 
 #include <cstdint>
@@ -233,23 +234,14 @@ __global__ void __launch_bounds__(256, MINB) gemv_persist_x(const float* x, int 
 #pragma unroll
   for (int d = 0; d < DEPTH; d++) load(w[d], gp + np * d);
   pdl_enter();
-  float4 xa[J], xb[J];
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-#pragma unroll
-  for (int j = 0; j < J; j++) {
-    const int c = c_begin + lane + 32 * j;
-    xa[j] = c < c_end ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
-    xb[j] = c < c_end ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
-  }
+  ds4::cuda::detail::XSlice<J> xs;  // the kernels' own helper (gemv.cuh)
+  xs.load(x, c_begin, c_end);
   for (int i = 0; gp + np * i < N; i += DEPTH) {
 #pragma unroll
     for (int d = 0; d < DEPTH; d++) {
       const int row = gp + np * (i + d);
       if (row >= N) break;
-      float acc = 0.0f;
-#pragma unroll
-      for (int j = 0; j < J; j++)
-        if (c_begin + lane + 32 * j < c_end) acc += dot8(w[d][j], xa[j], xb[j]);
+      float acc = xs.dot(w[d], c_begin, c_end);
       load(w[d], gp + np * (i + d + DEPTH));
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -285,20 +277,11 @@ __global__ void __launch_bounds__(256, MINB) gemv_wide_x(const float* x, int K, 
   };
   load(g);
   pdl_enter();
-  float4 xa[J], xb[J];
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-#pragma unroll
-  for (int j = 0; j < J; j++) {
-    const int c = c_begin + lane + 32 * j;
-    xa[j] = c < c_end ? __ldg(x4 + 2 * c) : make_float4(0, 0, 0, 0);
-    xb[j] = c < c_end ? __ldg(x4 + 2 * c + 1) : make_float4(0, 0, 0, 0);
-  }
+  ds4::cuda::detail::XSlice<J> xs;  // the kernels' own helper (gemv.cuh)
+  xs.load(x, c_begin, c_end);
   for (int i = 0; g0 + ng * i < N; i++) {
     const int row = g + ng * i;
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < J; j++)
-      if (c_begin + lane + 32 * j < c_end) acc += dot8(w[j], xa[j], xb[j]);
+    float acc = xs.dot(w, c_begin, c_end);
     load(row + ng);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);

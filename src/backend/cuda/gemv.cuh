@@ -297,4 +297,31 @@ __device__ __forceinline__ void warp_dot_rows_scalar(const bf16* const (&rows)[R
   }
 }
 
+// Kernels that keep a lane's activations in registers while they stream many rows (linear.cu's gemv_tall_kernel,
+// moe.cu's down_wide_kernel): a lane's chunks of a slice [begin, end) of K are c = begin + lane + 32 j, j < J.
+// XSlice holds x at those chunks (zeros past the slice); dot() is the lane's sum over a row's weight chunks at the
+// same places, in increasing j: the order the rows and bulk kernels sum a lane's chunks in.
+template <int J>
+struct XSlice {
+  float4 a[J], b[J];
+  __device__ __forceinline__ void load(const float* x, int64_t begin, int64_t end) {
+    const int lane = int(threadIdx.x & 31);
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+      const int64_t c = begin + lane + 32 * j;
+      a[j] = c < end ? __ldg(x4 + 2 * c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      b[j] = c < end ? __ldg(x4 + 2 * c + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  __device__ __forceinline__ float dot(const uint4 (&w)[J], int64_t begin, int64_t end) const {
+    const int lane = int(threadIdx.x & 31);
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < J; j++)
+      if (begin + lane + 32 * j < end) acc += dot8(w[j], a[j], b[j]);
+    return acc;
+  }
+};
+
 }  // namespace ds4::cuda::detail

@@ -367,22 +367,13 @@ __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
   };
   load(gp);  // the weights are never written by earlier kernels: the first row streams in before the wait
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-  float4 xa[kTallJ], xb[kTallJ];
-#pragma unroll
-  for (int j = 0; j < kTallJ; j++) {
-    const int64_t c = ks.begin + lane + 32 * j;
-    xa[j] = c < ks.end ? __ldg(x4 + 2 * c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    xb[j] = c < ks.end ? __ldg(x4 + 2 * c + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  }
+  detail::XSlice<kTallJ> xs;
+  xs.load(x, ks.begin, ks.end);
   // The same number of steps for every pair of the block (its first pair's rows), so that the emulator's block
   // barrier stands in for the pair's own; a pair past its last row only keeps step.
   for (int64_t i = 0; gp0 + np * i < N; i++) {
     const int64_t row = gp + np * i;
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kTallJ; j++)
-      if (ks.begin + lane + 32 * j < ks.end) acc += detail::dot8(w[j], xa[j], xb[j]);
+    float acc = xs.dot(w, ks.begin, ks.end);
     load(row + np);
     acc = detail::warp_sum(acc);
     // red alternates by step: a warp already on the next step never overwrites a sum its pair has not read.

@@ -667,24 +667,15 @@ __global__ void __launch_bounds__(kRowWarps * 32, kDownWideBlocksPerSm)
   };
   load(blockIdx.x);
   [[maybe_unused]] const auto pdl = detail::pdl_enter();  // h is written by the gate/up pass
-  const float4* h4 = reinterpret_cast<const float4*>(h);
-  float4 xa[kDownWideJ], xb[kDownWideJ];
-#pragma unroll
-  for (int j = 0; j < kDownWideJ; j++) {
-    const int64_t c = c_begin + lane + 32 * j;
-    xa[j] = c < c_end ? __ldg(h4 + 2 * c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    xb[j] = c < c_end ? __ldg(h4 + 2 * c + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  }
+  detail::XSlice<kDownWideJ> hs;
+  hs.load(h, c_begin, c_end);
   const bool writer = warp == 0 && lane == 0;
   detail::RowSink sink;
   sink.slot = sink_slot;
   int par = 0;
   for (int64_t row = blockIdx.x; row < H; row += gridDim.x, par ^= 1) {
     if (streams && writer) sink.load(streams, inject, S, H, row);
-    float acc = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kDownWideJ; j++)
-      if (c_begin + lane + 32 * j < c_end) acc += detail::dot8(w[j], xa[j], xb[j]);
+    float acc = hs.dot(w, c_begin, c_end);
     load(row + gridDim.x);
     acc = detail::warp_sum(acc);
     // red alternates by row: a warp already on the next row never overwrites a sum the writer has not read.
