@@ -108,8 +108,8 @@ void launch_gemv_mma(Context& ctx, const float* x, int64_t T, int64_t K, const b
 // activations at the same columns (read straight from global memory: the whole block reads the same vector, so
 // it stays in L1, and nothing waits for a staging pass). The P slice sums of a row are added in slice order in
 // shared memory. P is picked so that the launch has enough warps to keep every multiprocessor streaming (short
-// matrices: several warps per row). Tall matrices take gemv_bulk_kernel below, unless the output goes into
-// streams (RowsOut).
+// matrices: several warps per row). Tall matrices take gemv_tall_kernel (K <= 2560) or gemv_bulk_kernel below,
+// unless the output goes into streams (RowsOut).
 
 constexpr int kRowWarps = 8;
 

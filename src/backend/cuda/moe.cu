@@ -462,7 +462,8 @@ void launch_decode_mma(Context& ctx, const ExpertWeights& w, const float* x, int
 //     h[K * I + i] = sigmoid(logit) * (silu(gate) * up), from the router projection.
 //  2. down: the K routed experts' intermediate widths and the shared expert's are one concatenated K of h; a
 //     row of the output is the dot of that h with the matching rows of each expert's down matrix, P warps per
-//     row taking consecutive slices and adding them in order in shared memory.
+//     row taking consecutive slices and adding them in order in shared memory (down_wide_kernel: 8 slices, a
+//     persistent grid with h in registers, for a concatenated K of up to 8192; down_rows_kernel otherwise).
 // ----------------------------------------------------------------------------------------------------------
 constexpr int kRowWarps = 8;
 // Chunks in flight per lane and row. Fewer chunks, more resident warps: gate/up with 4 chunks took 94 registers
@@ -712,7 +713,7 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
                  dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)), kRowWarps * 32, 0, x, H, I, w.gate, w.up,
                  idx, weight, K, h, act, routed_blocks);
   DS4_CUDA_CHECK_LAUNCH();
-  const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = (K * I + SI) / 8;
+  const int64_t chunks = (K * I + SI) / 8;
   if (chunks <= int64_t(kRowWarps) * 32 * kDownWideJ && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
       down_wide_enabled()) {
     const dim3 grid(unsigned(detail::imin(int64_t(kDownWideBlocksPerSm) * ctx.sm_count(), H)), unsigned(T));
@@ -723,6 +724,7 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   }
   // One resident wave of at most about 64 warps per multiprocessor (for one token), K sliced over up to 8 warps
   // per row: a function of the shape only, never of T.
+  const int64_t want = 64 * int64_t(ctx.sm_count());
   int P = 1;
   while (P < kRowWarps && H * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
   // Two rows per group of 2 P warps (the same grid), one chunk each in flight: 2 weight loads per chunk of h instead
