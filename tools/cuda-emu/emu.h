@@ -63,6 +63,7 @@
 #undef __shared__
 #undef __align__
 #undef __launch_bounds__
+#undef __maxnreg__
 #define __global__
 #define __device__
 #define __host__
@@ -71,6 +72,7 @@
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
+#define __maxnreg__(...)
 
 using std::max;
 using std::min;

@@ -244,7 +244,12 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
 constexpr int kDecodeHeads = 4;  // heads per block: E x 4 registers of queries and of accumulators per lane
 constexpr int kDecodeDepth = 3;  // keys in flight per warp (4 spills at HD 256)
 
-template <int HD>
+// kFastExp: the online softmax's two exponentials per key and head take __expf (ex2.approx: two instructions
+// against expf's twenty or so). With 16 query heads per key head the kernel is bound by its instructions, not by
+// the keys' bytes (2112 keys x 32 heads x ~100 instructions a step after a 4096-token prompt: 10.7 us of its
+// 12 after the wait in the H200 trace), and those exponentials were about 40 % of them. The arguments are <= 0,
+// where __expf's error is a few ulp; DS4_CUDA_ATTN_FAST_EXP=0 takes expf.
+template <int HD, bool kFastExp>
 __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) {
   constexpr int E = HD / 32, H = kDecodeHeads, W = kThreads / 32, D = kDecodeDepth;
   static_assert(E % 2 == 0 && E <= 8, "a lane's dims are whole bf16 pairs");
@@ -326,8 +331,8 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
 #pragma unroll
       for (int hh = 0; hh < H; hh++) {
         const float sc = d[hh] * a.scale, mn = fmaxf(m[hh], sc);
-        const float corr = m[hh] == -INFINITY ? 0.0f : expf(m[hh] - mn);
-        const float p = mn == -INFINITY ? 0.0f : expf(sc - mn);
+        const float corr = m[hh] == -INFINITY ? 0.0f : kFastExp ? __expf(m[hh] - mn) : expf(m[hh] - mn);
+        const float p = mn == -INFINITY ? 0.0f : kFastExp ? __expf(sc - mn) : expf(sc - mn);
         l[hh] = l[hh] * corr + p;
 #pragma unroll
         for (int e = 0; e < E; e++) acc[hh][e] = fmaf(p, v[e], acc[hh][e] * corr);
@@ -336,6 +341,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
     }
   }
 
+  pdl.mark(0);  // trace builds: warp 0's keys done
   // Merge the warps' partials (warp order), one thread per 4 dims of a head.
 #pragma unroll
   for (int hh = 0; hh < H; hh++) {
@@ -344,6 +350,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
     if (lane == 0) m_w[warp][hh] = m[hh], l_w[warp][hh] = l[hh];
   }
   __syncthreads();
+  pdl.mark(1);  // every warp's keys
   const int hp = tid / (HD / 4), dq = (tid % (HD / 4)) * 4;  // H * HD / 4 <= kThreads
   if (hp >= nh) return;
   float M = -INFINITY;
@@ -370,7 +377,7 @@ constexpr int kCombineChunk = 48;
 constexpr int kMaxSplits = 1024;  // the running max and sum of each split are staged in shared memory
 
 __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml, const float* gate, float* out,
-                                    int splits, int HD, bool early_trigger) {
+                                    int splits, int HD, bool early_trigger, bool fast_exp) {
   __shared__ float ml_s[2 * kMaxSplits];
   [[maybe_unused]] const auto pdl = detail::pdl_enter(early_trigger);
   const int64_t row = blockIdx.x;
@@ -382,6 +389,7 @@ __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml,
   for (int j = 0; j < kCombineChunk; j++) v[j] = j < splits ? acc[int64_t(j) * HD] : 0.0f;
   for (int i = d; i < 2 * splits; i += int(blockDim.x)) ml_s[i] = ml[i];
   __syncthreads();
+  pdl.mark(0);  // trace builds: the splits' maxima and sums staged
   float M = -INFINITY;
   for (int s = 0; s < splits; s++) M = fmaxf(M, ml_s[2 * s]);
   float L = 0.0f, o = 0.0f;
@@ -395,7 +403,7 @@ __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml,
       for (int j = 0; j < kCombineChunk; j++) {
         const int s = s0 + j;
         if (s >= splits || ml_s[2 * s] == -INFINITY) continue;
-        const float w = expf(ml_s[2 * s] - M);
+        const float w = fast_exp ? __expf(ml_s[2 * s] - M) : expf(ml_s[2 * s] - M);  // see attn_decode_kernel
         L += ml_s[2 * s + 1] * w;
         o += v[j] * w;
       }
@@ -403,6 +411,12 @@ __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml,
   o = L > 0.0f ? o / L : 0.0f;
   if (gate) o *= detail::sigmoid(gate[row * HD + d]);
   out[row * HD + d] = o;
+}
+
+// DS4_CUDA_ATTN_FAST_EXP=0: the decode and combine kernels take expf (see attn_decode_kernel).
+bool fast_exp_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_ATTN_FAST_EXP");
+  return on;
 }
 
 template <int HD, class KV>
@@ -439,13 +453,14 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   a.splits = int(splits), a.scale = scale;
   const dim3 grid(unsigned(T * splits), unsigned(s.kv_heads * head_groups));
   if constexpr (std::is_same_v<KV, bf16>) {
-    if (decode) detail::launch(ctx, attn_decode_kernel<HD>, grid, kThreads, 0, a);
+    if (decode && fast_exp_enabled()) detail::launch(ctx, attn_decode_kernel<HD, true>, grid, kThreads, 0, a);
+    else if (decode) detail::launch(ctx, attn_decode_kernel<HD, false>, grid, kThreads, 0, a);
   }
   if (!decode) detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
   DS4_CUDA_CHECK_LAUNCH();
   if (splits > 1) {
     detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits), HD,
-                 detail::early_trigger("combine"));
+                 detail::early_trigger("combine"), fast_exp_enabled());
     DS4_CUDA_CHECK_LAUNCH();
   }
 }

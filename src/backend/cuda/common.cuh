@@ -115,6 +115,18 @@ struct PdlScope {
     }
 #endif
   }
+  // Thread 0 stamps point k (< trace::kMarks) of the block's timeline (a step of the kernel it has finished).
+  __device__ __forceinline__ void mark(int k) const {
+#if defined(__CUDA_ARCH__)
+    if (rec) {
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
+      rec->mark[k] = t;
+    }
+#endif
+  }
+#else
+  __device__ __forceinline__ void mark(int) const {}
 #endif
 };
 
@@ -145,7 +157,7 @@ struct PdlScope {
     const unsigned i = atomicAdd(&b->n, 1u);
     if (i < b->cap) {
       rec = &b->rec[i];
-      *rec = trace::Rec{grid, t0, t1, 0ull, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), sm};
+      *rec = trace::Rec{grid, t0, t1, 0ull, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), sm, {}};
     }
   }
   return PdlScope{rec};

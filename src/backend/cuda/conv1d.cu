@@ -28,6 +28,33 @@ __global__ void conv_state_kernel(const float* x, int64_t T, int64_t C, int64_t 
     detail::shift_history(x, C, T, c, C, S, state);
 }
 
+// One token without dilation (the GDN conv of a decode step): channel c's K padded rows are loaded once, all
+// requested together, and serve both the output and the new history (state row r <- padded row r + 1). The general
+// form below reads them again for the history, each load after the store before it: three more round trips at
+// K = 4. The same expressions: the output's sum in k order, the history's values.
+constexpr int kOneTokenMaxK = 8;
+
+__global__ void conv_one_kernel(const float* x, int64_t C, const bf16* w, int K, float* state, float* y, Act act) {
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
+    float win[kOneTokenMaxK], wk[kOneTokenMaxK];
+#pragma unroll
+    for (int k = 0; k < kOneTokenMaxK; k++)
+      if (k < K) {
+        win[k] = k < K - 1 ? state[k * C + c] : x[c];
+        wk[k] = __bfloat162float(w[c * K + k]);
+      }
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kOneTokenMaxK; k++)
+      if (k < K) acc += wk[k] * win[k];
+    y[c] = detail::apply_act(act, acc);
+#pragma unroll
+    for (int k = 1; k < kOneTokenMaxK; k++)
+      if (k < K) state[(k - 1) * C + c] = win[k];
+  }
+}
+
 // Short chunks: channel c's outputs for every token, then its history.
 __global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dil,
                                   float* state, float* y, Act act) {
@@ -39,6 +66,12 @@ __global__ void conv_short_kernel(const float* x, int64_t T, int64_t C, const bf
   }
 }
 
+// DS4_CUDA_CONV_ONE=0: one token takes conv_short_kernel too (the same bits), to measure the difference.
+bool one_token_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_CONV_ONE");
+  return on;
+}
+
 }  // namespace
 
 void causal_conv1d(Context& ctx, const float* x, int64_t T, int64_t C, const bf16* w, int64_t K, int64_t dilation,
@@ -46,6 +79,11 @@ void causal_conv1d(Context& ctx, const float* x, int64_t T, int64_t C, const bf1
   detail::require(K >= 1 && dilation >= 1 && C >= 0 && T >= 0, "causal_conv1d: bad shape");
   if (T == 0 || C == 0) return;
   const int64_t S = (K - 1) * dilation;
+  if (T == 1 && dilation == 1 && K <= kOneTokenMaxK && one_token_enabled()) {
+    detail::launch(ctx, conv_one_kernel, detail::grid_for(ctx, C, 128), 128, 0, x, C, w, int(K), state, y, act);
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
   if (T <= kShortChunk) {
     detail::launch(ctx, conv_short_kernel, detail::grid_for(ctx, C, 128), 128, 0, x, T, C, w, K, dilation, state, y, act);
     DS4_CUDA_CHECK_LAUNCH();

@@ -326,6 +326,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
     }
     const float g = neg_A * detail::softplus(av + dt), b = detail::sigmoid(bv);
     __syncthreads();
+    if (t == 0) pdl.mark(0);  // trace builds: the first token's inputs and norms
     const float os = delta_token_step(s, qs, ks, a.dk, expf(g), b, vj, red, wi, lane);
     if (wi == 0) {
       ob[t][lane] = col ? os : 0.0f;
@@ -345,7 +346,9 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
       const double v = detail::warp_sum(double(ob[t][lane]) * double(ob[t][lane]));
       if (lane == 0) tss[t] = v;
     }
+  pdl.mark(1);
   cluster.sync();
+  pdl.mark(2);
   if (wi == 0 && col) {
     const float wj = detail::bf(a.norm[j]);
     for (int t = 0; t < int(a.T); t++) {

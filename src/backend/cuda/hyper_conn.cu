@@ -39,6 +39,9 @@ constexpr int kGroups = 5;              // 8-element column groups per lane per 
 // keeps every chunk's partial sums (at most kMaxChunks chunks).
 constexpr int kLowRows = 4;  // 81 blocks at the Flash-Next shape; 2 (162 blocks) read x twice as often: ~1 % slower
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
+// Kernel 1's registers: at most 160 a thread, so that one block of kernel 2 (91 x 256) fits beside one of kernel 1 on
+// a multiprocessor and loads its weights while kernel 1 runs (the x chunks in registers took it to 191).
+constexpr int kLowMaxRegs = 160;
 constexpr int kMaxChunks = 64;
 // Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
 // team covers 5 groups x 8 lanes = 40 groups (320 columns: all of R at the Flash-Next shape).
@@ -120,7 +123,7 @@ __device__ __forceinline__ float stream_inv(const double* ssp, int s, int t, int
 }
 
 template <int NT>
-__global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
+__global__ void __maxnreg__(kLowMaxRegs) hc_low_kernel(LowArgs a) {
   __shared__ float part[kMaxChunks][kLowRows][NT];  // each chunk's dot of the block's rows with u, per token
   __shared__ double ssp[kMaxChunks][NT];             // each chunk's sum of x^2 per token
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
@@ -153,18 +156,20 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
   for (int c = warp; c < a.C; c += kWarps) {
     const int s = c / a.cps, cc = c % a.cps, k0 = s * a.H + cc * a.KC, ng = min(a.KC, a.H - cc * a.KC) / 8;
     if (c != warp) load_chunk(c);
-    // 1 + norm at the lane's columns (the same for every token).
-    float o[kGroups][8];
-#pragma unroll
-    for (int j = 0; j < kGroups; j++) {
-      const uint32_t q[4] = {nw[j].x, nw[j].y, nw[j].z, nw[j].w};
-#pragma unroll
-      for (int e = 0; e < 4; e++) o[j][2 * e] = 1.0f + detail::bf_lo(q[e]), o[j][2 * e + 1] = 1.0f + detail::bf_hi(q[e]);
-    }
 #pragma unroll
     for (int t = 0; t < NT; t++) {
       if (t >= a.T) break;
       const float4* x4 = reinterpret_cast<const float4*>(a.x + int64_t(t) * a.D + k0);
+      // All of the lane's x chunks are requested before any is used: loaded inside the guarded sums below, each
+      // group's load waited for the previous group's sums (five L2 round trips in a row: 3.2 of the kernel's
+      // 4.8 us after the wait in the H200 trace).
+      float4 xa[kGroups], xb[kGroups];
+#pragma unroll
+      for (int j = 0; j < kGroups; j++) {
+        const int g = lane + 32 * j;
+        xa[j] = g < ng ? x4[2 * g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        xb[j] = g < ng ? x4[2 * g + 1] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
       float acc[kLowRows];
 #pragma unroll
       for (int i = 0; i < kLowRows; i++) acc[i] = 0.0f;
@@ -173,12 +178,17 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
       for (int j = 0; j < kGroups; j++) {
         const int g = lane + 32 * j;
         if (g < ng) {
-          const float4 xa = x4[2 * g], xb = x4[2 * g + 1];
-          const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+          const float xv[8] = {xa[j].x, xa[j].y, xa[j].z, xa[j].w, xb[j].x, xb[j].y, xb[j].z, xb[j].w};
 #pragma unroll
           for (int e = 0; e < 8; e++) ss += double(xv[e]) * double(xv[e]);
-          const float4 ua = make_float4(xv[0] * o[j][0], xv[1] * o[j][1], xv[2] * o[j][2], xv[3] * o[j][3]);
-          const float4 ub = make_float4(xv[4] * o[j][4], xv[5] * o[j][5], xv[6] * o[j][6], xv[7] * o[j][7]);
+          // 1 + norm at the group's columns (unpacked here rather than kept: 40 registers fewer, so that the
+          // kernel stays under 160 and the mixer's second kernel still fits beside it).
+          const uint32_t q[4] = {nw[j].x, nw[j].y, nw[j].z, nw[j].w};
+          float o[8];
+#pragma unroll
+          for (int e = 0; e < 4; e++) o[2 * e] = 1.0f + detail::bf_lo(q[e]), o[2 * e + 1] = 1.0f + detail::bf_hi(q[e]);
+          const float4 ua = make_float4(xv[0] * o[0], xv[1] * o[1], xv[2] * o[2], xv[3] * o[3]);
+          const float4 ub = make_float4(xv[4] * o[4], xv[5] * o[5], xv[6] * o[6], xv[7] * o[7]);
 #pragma unroll
           for (int i = 0; i < kLowRows; i++) acc[i] += detail::dot8(w[i][j], ua, ub);
         }
@@ -190,7 +200,9 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
       if (lane == 0) ssp[c][t] = ss;
     }
   }
+  pdl.mark(0);  // trace builds: warp 0 has its chunk's sums
   __syncthreads();
+  pdl.mark(1);
 
   // inv_s of each token's streams, one thread each: the row sums below then wait for one float64 division and
   // square root, not one per stream in turn (this tail was most of the kernel's time after its release).
@@ -201,6 +213,7 @@ __global__ void __launch_bounds__(kThreads) hc_low_kernel(LowArgs a) {
     if (blockIdx.x == 0) a.inv[q] = v;
   }
   __syncthreads();
+  pdl.mark(2);
 
   // low[t][r] = silu(sum_s inv_s * sum_chunks part / S); inject rows: 2 sigmoid(...). Streams and chunks in order.
   for (int q = int(threadIdx.x); q < rows * a.T; q += kThreads) {
@@ -279,10 +292,32 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
   }
   [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
 
-  // low (plane order) and inv from kernel 1.
-  for (int i = int(threadIdx.x); i < a.T * a.R; i += kThreads) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
-  for (int i = int(threadIdx.x); i < a.T * a.S; i += kThreads) inv[i] = a.inv[i];
+  // low (plane order) and inv from kernel 1, every load of a thread requested before the first store (as a loop,
+  // each load waited for the store before it: three L2 round trips, 1.1 us of the kernel's 2.4 after the wait in
+  // the H200 trace). kStageLoads x kThreads covers T x R + T x S for the Flash-Next shape (1 x 320 + 4); a loop
+  // takes any rest.
+  {
+    constexpr int kStageLoads = 2;
+    const int nl = a.T * a.R, n = nl + a.T * a.S;
+    float v[kStageLoads];
+#pragma unroll
+    for (int u = 0; u < kStageLoads; u++) {
+      const int i = int(threadIdx.x) + u * kThreads;
+      v[u] = i < nl ? a.low[i] : i < n ? a.inv[i - nl] : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kStageLoads; u++) {
+      const int i = int(threadIdx.x) + u * kThreads;
+      if (i < nl) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = v[u];
+      else if (i < n) inv[i - nl] = v[u];
+    }
+    for (int i = int(threadIdx.x) + kStageLoads * kThreads; i < n; i += kThreads) {
+      if (i < nl) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
+      else inv[i - nl] = a.inv[i - nl];
+    }
+  }
   __syncthreads();
+  pdl.mark(0);  // trace builds: low and inv staged
 
   // mix of the team's rows: acc[u * NT + t]. Passes of 40 groups (one pass for R <= 320).
   float acc[kUpRowsPerTeam * NT];
@@ -321,7 +356,9 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
       if (q < rows) sig[t * kUpRows + q] = detail::sigmoid(sum);
     });
   }
+  pdl.mark(1);
   __syncthreads();
+  pdl.mark(2);
 
   // mixed[t][h] = sum_s sigmoid(mix) * normed / S, streams in order, normed = (x * inv) * (1 + norm) as the CPU.
   for (int i = int(threadIdx.x); i < a.T * hn; i += kThreads) {

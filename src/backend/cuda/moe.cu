@@ -154,7 +154,9 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
   const float sum = detail::warp_sum(total);
 #pragma unroll
   for (int j = 0; j < PER; j++) p[j] /= sum;  // beyond E: ignored by the selection
+  pdl.mark(0);  // trace builds: the softmax
   const int mine = detail::warp_topk_small<PER>(p, int(E), int(K), replay + t * E);
+  pdl.mark(1);
   // Lane j < K fetches its expert's probability from the lane that holds it (register mine >> 5 of lane
   // mine & 31): one shuffle per register, keeping the one that matches. Lanes >= K (mine = -1) match none.
   float mp = 0.0f;

@@ -96,8 +96,11 @@ void Recorder::dump() const {
   }
   std::fprintf(f, "# records %u (capacity %zu)\n", count_, cap_);
   for (const auto& k : names_) std::fprintf(f, "name\t%s\n", k.c_str());
-  for (const auto& r : recs)
-    std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\t%llu\n", r.grid, r.block, r.sm, r.entry, r.release, r.exit);
+  for (const auto& r : recs) {
+    std::fprintf(f, "rec\t%llu\t%u\t%u\t%llu\t%llu\t%llu", r.grid, r.block, r.sm, r.entry, r.release, r.exit);
+    for (int k = 0; k < kMarks; k++) std::fprintf(f, "\t%llu", r.mark[k]);
+    std::fputc('\n', f);
+  }
   std::fclose(f);
 }
 

@@ -2,7 +2,8 @@
 // GPU machine has no Nsight Systems). Every kernel's pdl_enter() (common.cuh) has thread 0 of each block record
 // the grid's id (%gridid: launch order), the block, its multiprocessor, and %globaltimer before and after
 // griddepcontrol.wait (when the block became resident and when the grid before it had completed), and when thread 0
-// left the kernel (PdlScope, common.cuh). With
+// left the kernel (PdlScope, common.cuh), and at up to kMarks points in between that a kernel stamps with
+// pdl.mark(k) (where its time after the release goes: tools/gpu/trace_summary.py --marks). With
 // DS4_CUDA_TRACE_OUT=FILE the CUDA model writes the records of its last greedy decode step to FILE together
 // with the kernel names of the step's graph in launch order (when the model goes away); tools/gpu/trace_summary.py turns them into a table.
 #pragma once
@@ -16,9 +17,11 @@
 
 namespace ds4::cuda::trace {
 
+constexpr int kMarks = 4;  // points inside a kernel that thread 0 stamps (PdlScope::mark, common.cuh)
 struct Rec {
   unsigned long long grid, entry, release, exit;  // exit: when thread 0 left the kernel's scope (0: not recorded)
   unsigned block, sm;
+  unsigned long long mark[kMarks];  // 0: not stamped
 };
 struct Buf {
   unsigned n, cap, pad0, pad1;
