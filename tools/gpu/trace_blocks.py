@@ -9,17 +9,9 @@ import collections
 import statistics
 import sys
 
-names, recs = [], []
-for line in open(sys.argv[1]):
-    f = line.rstrip("\n").split("\t")
-    if f[0] == "name":
-        names.append(f[1])
-    elif f[0] == "rec":
-        recs.append(tuple(int(v) for v in f[1:7]) + (tuple(int(v) for v in f[7:]),))
-grids = collections.defaultdict(list)
-for g, b, sm, e, r, x, marks in recs:
-    grids[g].append((b, sm, e, r, x, marks))
-order = sorted(grids)
+import trace_records
+
+names, grids, order = trace_records.load(sys.argv[1])
 want, limit = sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6
 
 

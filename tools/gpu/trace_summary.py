@@ -14,19 +14,11 @@ import collections
 import re
 import sys
 
-names, recs = [], []
-for line in open(sys.argv[1]):
-    f = line.rstrip("\n").split("\t")
-    if f[0] == "name":
-        names.append(f[1])
-    elif f[0] == "rec":
-        recs.append((int(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6]) if len(f) > 6 else 0))
-if not recs:
+import trace_records
+
+names, grids, order = trace_records.load(sys.argv[1])
+if not order:
     sys.exit("no records")
-grids = collections.defaultdict(list)
-for g, b, sm, e, r, x in recs:
-    grids[g].append((b, sm, e, r, x))
-order = sorted(grids)
 if len(order) != len(names):
     print(f"note: {len(order)} grids recorded, {len(names)} kernel names: names may be off")
 
