@@ -39,8 +39,9 @@ constexpr int kGroups = 5;              // 8-element column groups per lane per 
 // keeps every chunk's partial sums (at most kMaxChunks chunks).
 constexpr int kLowRows = 4;  // 81 blocks at the Flash-Next shape; 2 (162 blocks) read x twice as often: ~1 % slower
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
-// Kernel 1's registers: at most 160 a thread, so that one block of kernel 2 (91 x 256) fits beside one of kernel 1 on
-// a multiprocessor and loads its weights while kernel 1 runs (the x chunks in registers took it to 191).
+// Kernel 1's registers: at most 160 a thread (40 K of a multiprocessor's 64 K at 256 threads), so that one block of
+// kernel 2 (84 registers: 22 K) fits beside one of kernel 1 and loads its weights while kernel 1
+// runs (the x chunks in registers took kernel 1 to 191).
 constexpr int kLowMaxRegs = 160;
 constexpr int kMaxChunks = 64;
 // Kernel 2: teams of 8 lanes, 2 up-rows per team, so 64 rows (h values x streams) per block; a column pass of a
