@@ -40,7 +40,7 @@ constexpr int kGroups = 5;              // 8-element column groups per lane per 
 constexpr int kLowRows = 4;  // 81 blocks at the Flash-Next shape; 2 (162 blocks) read x twice as often: ~1 % slower
 constexpr int64_t kMaxChunk = int64_t(kGroups) * 32 * 8;
 // Kernel 1's registers: at most 160 a thread (40 K of a multiprocessor's 64 K at 256 threads), so that one block of
-// kernel 2 (84 registers: 22 K) fits beside one of kernel 1 and loads its weights while kernel 1
+// kernel 2 (80 registers: 20 K) fits beside one of kernel 1 and loads its weights while kernel 1
 // runs (the x chunks in registers took kernel 1 to 191).
 constexpr int kLowMaxRegs = 160;
 constexpr int kMaxChunks = 64;
@@ -293,28 +293,25 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
   }
   [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
 
-  // low (plane order) and inv from kernel 1, every load of a thread requested before the first store (as a loop,
-  // each load waited for the store before it: three L2 round trips, 1.1 us of the kernel's 2.4 after the wait in
-  // the H200 trace). kStageLoads x kThreads covers T x R + T x S for the Flash-Next shape (1 x 320 + 4); a loop
-  // takes any rest.
+  // low (plane order) and inv from kernel 1, in rounds of kStageLoads loads a thread, all requested before the
+  // round's stores (as a plain loop, each load waited for the store before it: three L2 round trips, 1.1 us of the
+  // kernel's 2.4 after the wait in the H200 trace). One round covers T x R + T x S at the Flash-Next shape (320 + 4).
   {
     constexpr int kStageLoads = 2;
     const int nl = a.T * a.R, n = nl + a.T * a.S;
-    float v[kStageLoads];
+    for (int i0 = int(threadIdx.x); i0 < n; i0 += kStageLoads * kThreads) {
+      float v[kStageLoads];
 #pragma unroll
-    for (int u = 0; u < kStageLoads; u++) {
-      const int i = int(threadIdx.x) + u * kThreads;
-      v[u] = i < nl ? a.low[i] : i < n ? a.inv[i - nl] : 0.0f;
-    }
+      for (int u = 0; u < kStageLoads; u++) {
+        const int i = i0 + u * kThreads;
+        v[u] = i < nl ? a.low[i] : i < n ? a.inv[i - nl] : 0.0f;
+      }
 #pragma unroll
-    for (int u = 0; u < kStageLoads; u++) {
-      const int i = int(threadIdx.x) + u * kThreads;
-      if (i < nl) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = v[u];
-      else if (i < n) inv[i - nl] = v[u];
-    }
-    for (int i = int(threadIdx.x) + kStageLoads * kThreads; i < n; i += kThreads) {
-      if (i < nl) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = a.low[i];
-      else inv[i - nl] = a.inv[i - nl];
+      for (int u = 0; u < kStageLoads; u++) {
+        const int i = i0 + u * kThreads;
+        if (i < nl) low[(i / a.R) * a.R + plane_slot(i % a.R, a.R)] = v[u];
+        else if (i < n) inv[i - nl] = v[u];
+      }
     }
   }
   __syncthreads();
