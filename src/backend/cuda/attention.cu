@@ -388,6 +388,8 @@ __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml,
 #pragma unroll
   for (int j = 0; j < kCombineChunk; j++) v[j] = j < splits ? acc[int64_t(j) * HD] : 0.0f;
   for (int i = d; i < 2 * splits; i += int(blockDim.x)) ml_s[i] = ml[i];
+  // The output gate with the partials (after the sums it was one more L2 round trip at the end).
+  const float gv = gate ? gate[row * HD + d] : 0.0f;
   __syncthreads();
   pdl.mark(0);  // trace builds: the splits' maxima and sums staged
   float M = -INFINITY;
@@ -409,7 +411,7 @@ __global__ void attn_combine_kernel(const float* part_acc, const float* part_ml,
       }
     }
   o = L > 0.0f ? o / L : 0.0f;
-  if (gate) o *= detail::sigmoid(gate[row * HD + d]);
+  if (gate) o *= detail::sigmoid(gv);
   out[row * HD + d] = o;
 }
 

@@ -30,12 +30,11 @@ enum class Seg { Query, Gate, Key, Value, IdxQuery, IdxKey };
 
 __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
   __shared__ float buf[kWarps][kMaxSeg];
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t id = int64_t(blockIdx.x) * kWarps + warp;
-  if (id >= a.T * a.segs) return;  // the whole warp; only warp-level synchronisation below
-  const int64_t t = id / a.segs;
-  int64_t q = id % a.segs, h = 0;
+  const bool live = id < a.T * a.segs;
+  const int64_t t = live ? id / a.segs : 0;
+  int64_t q = live ? id % a.segs : 0, h = 0;
   const AttnPrepShape& s = a.sh;
   Seg kind;
   if (q < s.NH) kind = Seg::Query, h = q;
@@ -59,20 +58,45 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
     case Seg::IdxQuery: src = row + idx0 + h * s.ID, L = s.ID, w = a.norms.idx_q; break;
     default: src = row + idx0 + s.IH * s.ID, L = s.ID; break;
   }
-  const bool norm = kind == Seg::Query || kind == Seg::Key || kind == Seg::IdxQuery;
+  const bool norm = live && (kind == Seg::Query || kind == Seg::Key || kind == Seg::IdxQuery);
+  // The norm's 1 + weight of the lane's elements and its RoPE frequency: parameters no kernel writes, loaded
+  // before the wait (after the row's 1/rms they were one more L2 round trip each, in every attention layer's step).
+  constexpr int kPer = kMaxSeg / 32;
+  const int64_t half = a.rope.rotary_dim / 2;
+  float w1[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; k++) {
+    const int64_t i = lane + 32 * k;
+    w1[k] = 1.0f + (norm && w && i < L ? __bfloat162float(w[i]) : 0.0f);
+  }
+  const float inv_freq = norm && lane < half ? a.rope.inv_freq[lane] : 0.0f;
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  if (!live) return;  // the whole warp; only warp-level synchronisation below
   float* v = buf[warp];
-  for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
   if (norm) {
+    // rope_pair's position and angle for the lane's pair (rotary_dim / 2 <= 32 pairs: one per lane; more take
+    // rope_pair's loop below), requested together with the segment.
+    const int64_t p = lane < half ? detail::rope_position(lane, t, a.rope, a.pos) : 0;
+    for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
     // norm_warp_kernel's Offset form: the same loop, sum and expression.
     double ss = 0.0;
 #pragma unroll 4
     for (int64_t i = lane; i < L; i += 32) ss += double(v[i]) * double(v[i]);
     ss = detail::warp_sum(ss);
     const float inv = 1.0f / sqrtf(float(ss / double(L)) + a.norms.eps);
-    for (int64_t i = lane; i < L; i += 32) v[i] = (v[i] * inv) * (1.0f + (w ? __bfloat162float(w[i]) : 0.0f));
+#pragma unroll
+    for (int k = 0; k < kPer; k++) {
+      const int64_t i = lane + 32 * k;
+      if (i < L) v[i] = (v[i] * inv) * w1[k];
+    }
     __syncwarp();
-    const int64_t half = a.rope.rotary_dim / 2;
-    for (int64_t i = lane; i < half; i += 32) detail::rope_pair(v[i], v[i + half], i, t, a.rope, a.pos);
+    if (half <= 32) {
+      if (lane < half) detail::rope_rotate(v[lane], v[lane + half], inv_freq * float(p));
+    } else {
+      for (int64_t i = lane; i < half; i += 32) detail::rope_pair(v[i], v[i + half], i, t, a.rope, a.pos);
+    }
+  } else {
+    for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
   }
   __syncwarp();
 

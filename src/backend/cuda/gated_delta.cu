@@ -300,6 +300,10 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   const int ld = int(a.ld), j = int(blockIdx.x) * kColTile + lane;
   const bool col = j < a.dv;
   float* S = a.state + int64_t(h) * a.dk * a.dv;
+  // Parameters no kernel writes, read before the wait: the gated norm's weight was the tail's one load after the
+  // cluster barrier (one more L2 round trip at the end of every GDN layer's step).
+  const float wj = wi == 0 && col ? detail::bf(a.norm[j]) : 0.0f;
+  const float neg_A = -expf(a.A_log[h]), dt = a.dt_bias[h];
   [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
   float s[MAXR];
 #pragma unroll
@@ -307,7 +311,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
     const int ai = wi + kWarps * r;
     s[r] = (col && ai < a.dk) ? S[ai * a.dv + j] : 0.0f;
   }
-  const float qscale = 1.0f / sqrtf(float(a.dk)), neg_A = -expf(a.A_log[h]), dt = a.dt_bias[h];
+  const float qscale = 1.0f / sqrtf(float(a.dk));
 
   for (int t = 0; t < int(a.T); t++) {
     // This token's inputs, all loads issued together: q and k (element e of the key head), v (column j), gates.
@@ -350,7 +354,6 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   cluster.sync();
   pdl.mark(2);
   if (wi == 0 && col) {
-    const float wj = detail::bf(a.norm[j]);
     for (int t = 0; t < int(a.T); t++) {
       double ss = 0.0;
       for (unsigned c = 0; c < cluster.num_blocks(); c++) ss += cluster.map_shared_rank(tss, c)[t];
