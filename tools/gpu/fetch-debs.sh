@@ -5,13 +5,18 @@
 # Then carry .gpu to the GPU machine and run tools/gpu/run.sh there; it unpacks them with dpkg -x.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# The GPU build leaves out the HTTP server (-DDS4_HTTP=OFF), so cpp-httplib and what it needs stay here; the
-# GPU machine has pkg-config. The working tree plus these must stay under the transfer limit.
+# The GPU machine has pkg-config. The working tree plus these must stay under the transfer limit.
 pkgs=(
   libpcre2-dev libpcre2-8-0
   libutf8proc-dev libutf8proc2
   libxxhash-dev libxxhash0 libzstd-dev libzstd1
 )
+# DS4_GPU_HTTP=1: cpp-httplib and what its pkg-config file requires too (about 6 MB more), so that run.sh builds
+# the HTTP server and tools/gpu/serve_check.sh can run `ds4 serve --backend cuda`; without them the GPU build
+# leaves the server out.
+if [ "${DS4_GPU_HTTP:-0}" = 1 ]; then
+  pkgs+=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 libbrotli-dev libbrotli1 zlib1g-dev)
+fi
 mkdir -p .gpu/debs
 cd .gpu/debs
 rm -f ./*.deb

@@ -74,7 +74,11 @@ extra_cxx=""
 link_flags="-Wl,-rpath-link,$libdir:$prefix/lib/x86_64-linux-gnu"
 
 step "configure"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON -DDS4_HTTP=OFF \
+# The HTTP server when cpp-httplib was carried (fetch-debs.sh with DS4_GPU_HTTP=1).
+http=OFF
+"$pkgconfig" --exists cpp-httplib 2>/dev/null && http=ON
+echo "HTTP server: $http"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDS4_TESTS=ON -DDS4_CUDA=ON -DDS4_HTTP=$http \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_PREFIX_PATH="$prefix/usr" \
   -DPKG_CONFIG_EXECUTABLE="$pkgconfig" -DCMAKE_CXX_FLAGS="$extra_cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" \
   ${DS4_GPU_CMAKE_ARGS:-} || { echo "configure FAILED"; return 2; }
