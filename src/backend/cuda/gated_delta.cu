@@ -264,7 +264,9 @@ __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const 
 // RMSNorm. The blocks are delta_recurrent_kernel's (value head, tile of 32 state columns), and each column's
 // arithmetic and 8-warp reductions are that kernel's; every block normalises its head's q and k itself (a few
 // hundred values). The ntiles blocks of one head form a thread-block cluster: the gated norm's sum over dv adds
-// each block's share read from the others' shared memory, in rank order. (One 1024-thread block per head was
+// the blocks' shares in rank order, each block having written its share into every block's shared memory before
+// the one cluster barrier of the step (reading the others' memory after the barrier took a remote round trip and
+// a second barrier, so that no block left while another still read its share). (One 1024-thread block per head was
 // tried first: 48 multiprocessors issuing all the work took 8.4 us, more than the three kernels it replaced.)
 // ---------------------------------------------------------------------------------------------------------
 constexpr int kFusedMaxTiles = 8;  // dv <= 256: the portable cluster size
@@ -291,7 +293,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
   __shared__ float red[2][kWarps][32];
   __shared__ float ob[kGdnFusedMaxT][kColTile], zs[kGdnFusedMaxT][kColTile];
-  __shared__ double tss[kGdnFusedMaxT];  // this block's share of each token's sum of squares, read by the cluster
+  __shared__ double tss[kFusedMaxTiles][kGdnFusedMaxT];  // block c's share of each token's sum of squares
   __shared__ double sred[32];
   const cg::cluster_group cluster = cg::this_cluster();
   const int wi = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), e = int(threadIdx.x);
@@ -304,6 +306,9 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   // cluster barrier (one more L2 round trip at the end of every GDN layer's step).
   const float wj = wi == 0 && col ? detail::bf(a.norm[j]) : 0.0f;
   const float neg_A = -expf(a.A_log[h]), dt = a.dt_bias[h];
+  // Every block of the cluster has started, so the others may write into its shared memory (the shares below);
+  // before the wait, so the step does not wait for this barrier.
+  cluster.sync();
   [[maybe_unused]] const auto pdl = detail::pdl_enter(a.early_trigger);
   float s[MAXR];
 #pragma unroll
@@ -345,23 +350,23 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
 
   // The gated norm of each token's head row: y = w * (o / rms(o)) * act(z), the sum of squares in float64, the
   // blocks' shares added in rank order.
+  const unsigned nb = cluster.num_blocks(), rank = cluster.block_rank();
   if (wi == 0)
     for (int t = 0; t < int(a.T); t++) {
       const double v = detail::warp_sum(double(ob[t][lane]) * double(ob[t][lane]));
-      if (lane == 0) tss[t] = v;
+      if (lane < int(nb)) cluster.map_shared_rank(&tss[0][0], unsigned(lane))[rank * kGdnFusedMaxT + t] = v;
     }
   pdl.mark(1);
-  cluster.sync();
+  cluster.sync();  // every share is in every block's tss; after it no block touches another's memory
   pdl.mark(2);
   if (wi == 0 && col) {
     for (int t = 0; t < int(a.T); t++) {
       double ss = 0.0;
-      for (unsigned c = 0; c < cluster.num_blocks(); c++) ss += cluster.map_shared_rank(tss, c)[t];
+      for (unsigned c = 0; c < nb; c++) ss += tss[c][t];
       const float inv = 1.0f / sqrtf(float(ss / double(a.dv)) + a.eps);
       a.out[(t * int(a.VH) + h) * a.dv + j] = wj * (ob[t][lane] * inv) * detail::apply_act(a.act, zs[t][lane]);
     }
   }
-  cluster.sync();  // no block leaves while another still reads its share
 }
 
 void check_delta_shape(const DeltaShape& s) {
