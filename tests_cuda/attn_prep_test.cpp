@@ -96,6 +96,7 @@ TEST(CudaAttnPrep, MatchesTheCpuSteps) {
   check_prep({4, 32, 2, 256, 256, 16, 128, 64, 5}, 2);    // a verification chunk
   check_prep({37, 4, 2, 80, 128, 3, 32, 16, 0}, 3);       // padded head dim, prefill from 0
   check_prep({3, 6, 3, 64, 64, 0, 0, 24, 100}, 4);        // no indexer (the MTP head)
+  check_prep({2, 8, 2, 256, 256, 4, 128, 128, 50}, 5);    // more than 32 rotated pairs: the kernel's general loop
 }
 
 TEST(CudaAttnPrep, RejectsBadShapes) {
