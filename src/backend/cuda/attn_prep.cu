@@ -63,20 +63,21 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
   // before the wait (after the row's 1/rms they were one more L2 round trip each, in every attention layer's step).
   constexpr int kPer = kMaxSeg / 32;
   const int64_t half = a.rope.rotary_dim / 2;
+  const bool one_pair = half <= 32;  // at most one rotated pair a lane (the Flash-Next shape: 32)
   float w1[kPer];
 #pragma unroll
   for (int k = 0; k < kPer; k++) {
     const int64_t i = lane + 32 * k;
     w1[k] = 1.0f + (norm && w && i < L ? __bfloat162float(w[i]) : 0.0f);
   }
-  const float inv_freq = norm && lane < half ? a.rope.inv_freq[lane] : 0.0f;
+  const float inv_freq = norm && one_pair && lane < half ? a.rope.inv_freq[lane] : 0.0f;
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (!live) return;  // the whole warp; only warp-level synchronisation below
   float* v = buf[warp];
   if (norm) {
-    // rope_pair's position and angle for the lane's pair (rotary_dim / 2 <= 32 pairs: one per lane; more take
-    // rope_pair's loop below), requested together with the segment.
-    const int64_t p = lane < half ? detail::rope_position(lane, t, a.rope, a.pos) : 0;
+    // The position of the lane's pair (one_pair; more pairs take rope_pair's loop below), requested together with
+    // the segment.
+    const int64_t p = one_pair && lane < half ? detail::rope_position(lane, t, a.rope, a.pos) : 0;
     for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
     // norm_warp_kernel's Offset form: the same loop, sum and expression.
     double ss = 0.0;
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
       if (i < L) v[i] = (v[i] * inv) * w1[k];
     }
     __syncwarp();
-    if (half <= 32) {
+    if (one_pair) {
       if (lane < half) detail::rope_rotate(v[lane], v[lane + half], inv_freq * float(p));
     } else {
       for (int64_t i = lane; i < half; i += 32) detail::rope_pair(v[i], v[i + half], i, t, a.rope, a.pos);
