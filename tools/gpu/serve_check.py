@@ -78,22 +78,20 @@ def main():
         rows.append((name, a, b))
     # Two turns: the second request extends the first conversation with the first answer, so the server can reuse
     # the first turn's session; its answer must not change because of that.
-    turn1 = {"model": model, "messages": hello, "max_tokens": 24, "temperature": 0}
-    for label, url in (("cpu", cpu), ("cuda", cuda)):
-        _, first = post(url, chat, turn1)
+    def second_turn(url):
+        greedy = {"model": model, "max_tokens": 24, "temperature": 0}
+        _, first = post(url, chat, dict(greedy, messages=hello))
         msgs = hello + [{"role": "assistant", "content": first}, {"role": "user", "content": "And one about rain."}]
-        res = post(url, chat, {"model": model, "messages": msgs, "max_tokens": 24, "temperature": 0})
-        if label == "cpu":
-            cpu_turn = res
-        else:
-            rows.append(("second turn (session reused)", cpu_turn, res))
+        return post(url, chat, dict(greedy, messages=msgs))
+
+    rows.append(("second turn (session reused)", second_turn(cpu), second_turn(cuda)))
     rows.append(("malformed JSON body", post(cpu, chat, b"{not json"), post(cuda, chat, b"{not json")))
     # Seeded sampling: a seed must give the same tokens again on the same backend. Across backends the logits
     # differ in their float rounding (the GPU's prefill GEMMs round activations to bfloat16), so a draw that falls
     # near a boundary of the cumulative probabilities can pick another token there: counted, not required.
     sampled = {"model": model, "messages": hello, "max_tokens": 16, "temperature": 0.8, "top_p": 0.95}
-    again = post(cuda, chat, dict(sampled, seed=1234))
-    rows.append(("cuda, seed 1234 twice", again, post(cuda, chat, dict(sampled, seed=1234))))
+    rows.append(("cuda, seed 1234 twice", post(cuda, chat, dict(sampled, seed=1234)),
+                 post(cuda, chat, dict(sampled, seed=1234))))
     seeds = range(1, 13)
     equal = sum(post(cpu, chat, dict(sampled, seed=k)) == post(cuda, chat, dict(sampled, seed=k)) for k in seeds)
     print("| request (A: cpu, B: cuda, unless named) | status A | status B | same text | text B |")

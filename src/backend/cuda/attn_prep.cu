@@ -74,11 +74,11 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (!live) return;  // the whole warp; only warp-level synchronisation below
   float* v = buf[warp];
+  // The position of the lane's pair (one_pair; more pairs take rope_pair's loop below), requested together with
+  // the segment.
+  const int64_t p = norm && one_pair && lane < half ? detail::rope_position(lane, t, a.rope, a.pos) : 0;
+  for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
   if (norm) {
-    // The position of the lane's pair (one_pair; more pairs take rope_pair's loop below), requested together with
-    // the segment.
-    const int64_t p = one_pair && lane < half ? detail::rope_position(lane, t, a.rope, a.pos) : 0;
-    for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
     // norm_warp_kernel's Offset form: the same loop, sum and expression.
     double ss = 0.0;
 #pragma unroll 4
@@ -96,8 +96,6 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
     } else {
       for (int64_t i = lane; i < half; i += 32) detail::rope_pair(v[i], v[i + half], i, t, a.rope, a.pos);
     }
-  } else {
-    for (int64_t i = lane; i < L; i += 32) v[i] = src[i];
   }
   __syncwarp();
 
