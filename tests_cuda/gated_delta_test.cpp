@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
+#include "backend/cpu/conv1d.h"
 #include "backend/cpu/gated_delta.h"
 #include "backend/cpu/norms.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
@@ -195,6 +197,71 @@ TEST(CudaDelta, RecurrentFusedMatchesTheModelChain) {
   check_recurrent_fused({1, 1, 1, 1, 1, Act::Sigmoid}, 46);
   check_recurrent_fused({2, 1, 2, 64, 200, Act::Silu}, 47);     // 7 blocks in a cluster
   check_recurrent_fused({3, 2, 2, 128, 256, Act::Silu}, 48);    // 8: the largest cluster
+}
+
+// The decode step's conv folded in (gdn_recurrent_fused with a GdnConv) against causal_conv1d then the plain fused
+// step, from copies of the same conv history and recurrent state: outputs, recurrent state and conv history bit for
+// bit, over two steps (the history carried; the first step's last reader of each key head must leave its counter at
+// zero for the second), the conv input read in place from a projection row wider than it; and against the CPU
+// chain cpu::causal_conv1d -> qwen::gdn_prepare -> cpu::gated_delta_recurrent -> cpu::rms_norm_gated.
+void check_conv_fused(const FusedCase& fc, int64_t K, uint32_t seed) {
+  const int64_t KH = fc.KH, VH = fc.VH, dk = fc.dk, dv = fc.dv, vd = VH * dv;
+  const int64_t conv_dim = 2 * KH * dk + vd, N = conv_dim + vd + 2 * VH + 3;  // [q k v | z | b | a | unused]
+  const std::string what = "conv fused KH=" + std::to_string(KH) + " VH=" + std::to_string(VH) + " dk=" +
+                           std::to_string(dk) + " dv=" + std::to_string(dv) + " K=" + std::to_string(K);
+  const GdnHeads heads{KH, VH, dk, dv};
+  ASSERT_EQ(fc.T, 1) << what;
+  ASSERT_TRUE(gdn_conv_fused_supported(1, heads, K)) << what;
+  const auto A_log = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 2), dt_bias = rand_vec(size_t(VH), -1.0f, 1.0f, seed + 3);
+  const Weight norm(size_t(dv), 1.0f, seed + 4), w(size_t(conv_dim * K), 0.5f, seed + 5);
+  const float eps = 1e-6f;
+  auto conv_state = rand_vec(size_t((K - 1) * conv_dim), -2.0f, 2.0f, seed + 6);
+  auto rec_state = rand_vec(size_t(VH * dk * dv), -0.1f, 0.1f, seed + 7);
+  auto dA = upload(A_log), ddt = upload(dt_bias);
+  auto cs_a = upload(conv_state), cs_b = upload(conv_state), rs_a = upload(rec_state), rs_b = upload(rec_state);
+  for (int step = 0; step < 2; step++) {
+    const std::string at = what + " step " + std::to_string(step);
+    const auto rows = rand_vec(size_t(N), -2.0f, 2.0f, seed + 10 + uint32_t(step));
+    const float *z = rows.data() + conv_dim, *b = z + vd, *a = b + VH;
+    std::vector<float> co(conv_dim), core(vd), want(vd), q, k, v, g, beta;
+    cpu::causal_conv1d(rows.data(), 1, conv_dim, w.h(), K, 1, conv_state.data(), co.data(), Act::Silu);
+    qwen::gdn_prepare(co.data(), a, b, A_log.data(), dt_bias.data(), 1, KH, VH, dk, dv, q, k, v, g, beta);
+    cpu::gated_delta_recurrent(q.data(), k.data(), v.data(), g.data(), beta.data(), DeltaShape{1, VH, dk, dv},
+                               rec_state.data(), core.data());
+    cpu::rms_norm_gated(core.data(), z, norm.h(), want.data(), VH, dv, eps, fc.act);
+
+    auto drows = upload(rows);
+    const float* r = drows.get();
+    const GdnGates gates{r + conv_dim, r + conv_dim + vd, r + conv_dim + vd + VH, N, dA.get(), ddt.get(), norm.d(),
+                         eps, fc.act};
+    auto dco = nan_buffer<float>(size_t(conv_dim));
+    auto out_a = nan_buffer<float>(size_t(vd)), out_b = nan_buffer<float>(size_t(vd));
+    causal_conv1d(ctx(), r, 1, conv_dim, w.d(), K, 1, cs_a.get(), dco.get(), Act::Silu);
+    gdn_recurrent_fused(ctx(), dco.get(), gates, 1, heads, rs_a.get(), out_a.get());
+    const GdnConv fold{r, w.d(), K, cs_b.get(), Act::Silu};
+    gdn_recurrent_fused(ctx(), nullptr, gates, 1, heads, rs_b.get(), out_b.get(), &fold);
+
+    for (auto [x, y, name] : {std::tuple{&out_a, &out_b, "out"}, std::tuple{&rs_a, &rs_b, "recurrent state"},
+                              std::tuple{&cs_a, &cs_b, "conv history"}}) {
+      const auto va = download(*x), vb = download(*y);
+      size_t i = 0;
+      while (i < va.size() && std::memcmp(&va[i], &vb[i], sizeof(float)) == 0) i++;
+      ASSERT_EQ(i, va.size()) << at << ": " << name << " differs at " << i << ": " << va[i] << " vs " << vb[i];
+    }
+    expect_close_scaled(download(out_b), want, kTol, at + " out");
+    expect_close_scaled(download(rs_b), rec_state, kTol, at + " recurrent state");
+    expect_close(download(cs_b), conv_state, 0.0, 0.0, at + " conv history");
+  }
+}
+
+TEST(CudaDelta, RecurrentFusedConvEqualsTheConvKernel) {
+  check_conv_fused({1, 16, 48, 128, 128, Act::Silu}, 4, 61);  // the decode step at the Flash-Next shape: 12 readers
+  check_conv_fused({1, 1, 3, 32, 40, Act::Sigmoid}, 4, 62);   // 3 heads of 2 tiles, the second partial
+  check_conv_fused({1, 3, 3, 100, 97, Act::Silu}, 3, 63);     // odd dk, one value head per key head, 3 taps
+  check_conv_fused({1, 1, 2, 128, 256, Act::Silu}, 4, 64);    // clusters of 8: 16 readers
+  check_conv_fused({1, 2, 4, 64, 64, Act::Silu}, 1, 65);      // no history
+  EXPECT_FALSE(gdn_conv_fused_supported(2, GdnHeads{16, 48, 128, 128}, 4));
+  EXPECT_FALSE(gdn_conv_fused_supported(1, GdnHeads{16, 48, 128, 128}, 5));
 }
 
 TEST(CudaDelta, RecurrentFusedRejectsUnsupportedShapes) {

@@ -38,20 +38,10 @@ __global__ void conv_one_kernel(const float* x, int64_t C, const bf16* w, int K,
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C; c += int64_t(gridDim.x) * blockDim.x) {
     float win[kOneTokenMaxK], wk[kOneTokenMaxK];
-#pragma unroll
-    for (int k = 0; k < kOneTokenMaxK; k++)
-      if (k < K) {
-        win[k] = k < K - 1 ? state[k * C + c] : x[c];
-        wk[k] = __bfloat162float(w[c * K + k]);
-      }
-    float acc = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kOneTokenMaxK; k++)
-      if (k < K) acc += wk[k] * win[k];
-    y[c] = detail::apply_act(act, acc);
-#pragma unroll
-    for (int k = 1; k < kOneTokenMaxK; k++)
-      if (k < K) state[(k - 1) * C + c] = win[k];
+    detail::conv_one_rows(state + c, C, x + c, K, win);
+    detail::conv_one_taps(w + c * K, K, wk);
+    y[c] = detail::conv_one_out(wk, win, K, act);
+    detail::conv_one_shift(win, K, state + c, C);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cooperative_groups.h>
 
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/conv1d.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -268,12 +269,22 @@ __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const 
 // the one cluster barrier of the step (reading the others' memory after the barrier took a remote round trip and
 // a second barrier, so that no block left while another still read its share). (One 1024-thread block per head was
 // tried first: 48 multiprocessors issuing all the work took 8.4 us, more than the three kernels it replaced.)
+//
+// The decode step can fold the conv in (CONV, GdnConv): each thread convolves the channels it reads (q and k element
+// e of its key head for e < dk, column j of v in every warp) with conv1d.cuh's expressions, so conv_one_kernel's
+// launch leaves the chain. The taps are parameters, read before the wait; the history rows and x after it, with
+// the step's other loads. Each block owns its v columns and writes their new history itself, after a barrier (all
+// of its warps read them). The q/k history of key head kh is read by the readers = (VH/KH) * tiles blocks of its
+// value heads (other clusters, in no fixed order), so only the last of them to have read it may overwrite it: each
+// block counts itself on the key head's counter (Context::counters, zero between kernels) once all its threads
+// have read their rows, and the block that counts readers - 1 resets the counter and writes the rows at its end.
 // ---------------------------------------------------------------------------------------------------------
 constexpr int kFusedMaxTiles = 8;  // dv <= 256: the portable cluster size
 constexpr int kFusedMaxDk = 128;
+constexpr int kFusedConvMaxK = 4;  // the folded conv's taps (the GDN conv has 4; register arrays of this size)
 
 struct RecurrentFusedArgs {
-  const float* conv_out;  // [T][2 * KH * dk + VH * dv]
+  const float* conv_out;  // [T][2 * KH * dk + VH * dv]; null with the conv folded in
   const float *z, *b, *a;  // rows of ld floats: z [VH * dv], b and a [VH]
   int64_t ld;
   const float *A_log, *dt_bias;
@@ -287,14 +298,21 @@ struct RecurrentFusedArgs {
   bool early_trigger;  // pdl_enter(true): DS4_CUDA_EARLY_TRIGGER names delta
 };
 
-template <int MAXR>
-__global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(RecurrentFusedArgs a) {
+// The folded conv (CONV) and the counters (Context::counters, [KH]: the blocks that have read each key head's q/k
+// history) are parameters of their own: as two more fields of RecurrentFusedArgs they made ptxas allocate this
+// kernel 64 registers instead of 104 (the same code), and at 64 the 48-layer decode step was 1.1 % slower (H200
+// A/B, session 15; session 14 saw the same at 80: the output projection's blocks then fit beside the step and
+// their prefetches delay its loads). Check the registers (-Xptxas -v) after any change here.
+template <int MAXR, bool CONV>
+__global__ void __launch_bounds__(kThreads)
+    gdn_recurrent_fused_kernel(RecurrentFusedArgs a, GdnConv conv, int* counters) {
   namespace cg = cooperative_groups;
   __shared__ float qs[MAXR * kWarps], ks[MAXR * kWarps];
   __shared__ float red[2][kWarps][32];
   __shared__ float ob[kGdnFusedMaxT][kColTile], zs[kGdnFusedMaxT][kColTile];
   __shared__ double tss[kFusedMaxTiles][kGdnFusedMaxT];  // block c's share of each token's sum of squares
   __shared__ double sred[32];
+  __shared__ bool qk_writer;  // CONV: this block writes its key head's new q/k history
   const cg::cluster_group cluster = cg::this_cluster();
   const int wi = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), e = int(threadIdx.x);
   // 32-bit offsets (the wrapper checks that they fit).
@@ -306,6 +324,17 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   // cluster barrier (one more L2 round trip at the end of every GDN layer's step).
   const float wj = wi == 0 && col ? detail::bf(a.norm[j]) : 0.0f;
   const float neg_A = -expf(a.A_log[h]), dt = a.dt_bias[h];
+  // CONV: the conv's channels of this thread's q, k and v, and their taps.
+  const int T = CONV ? 1 : int(a.T), K = int(conv.K), qc = kh * a.dk + e, kc = kd + qc, vc = 2 * kd + h * a.dv + j;
+  float tq[kFusedConvMaxK], tk[kFusedConvMaxK], tv[kFusedConvMaxK], rq[kFusedConvMaxK], rk[kFusedConvMaxK],
+      rv[kFusedConvMaxK];
+  if constexpr (CONV) {
+    if (e < a.dk) {
+      detail::conv_one_taps(conv.w + qc * K, K, tq);
+      detail::conv_one_taps(conv.w + kc * K, K, tk);
+    }
+    if (col) detail::conv_one_taps(conv.w + vc * K, K, tv);
+  }
   // Every block of the cluster has started, so the others may write into its shared memory (the shares below);
   // before the wait, so the step does not wait for this barrier.
   cluster.sync();
@@ -318,16 +347,46 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   }
   const float qscale = 1.0f / sqrtf(float(a.dk));
 
-  for (int t = 0; t < int(a.T); t++) {
+  int arrived = 0;  // CONV, thread 0: the blocks of the key head that had counted before this one
+
+  for (int t = 0; t < T; t++) {
     // This token's inputs, all loads issued together: q and k (element e of the key head), v (column j), gates.
-    const float* row = a.conv_out + t * conv_dim;
-    const float qv = e < a.dk ? row[kh * a.dk + e] : 0.0f, kv = e < a.dk ? row[kd + kh * a.dk + e] : 0.0f;
-    const float vj = col ? row[2 * kd + h * a.dv + j] : 0.0f;
+    float qv, kv, vj;
+    if constexpr (CONV) {
+      if (e < a.dk) {
+        detail::conv_one_rows(conv.state + qc, conv_dim, conv.x + qc, K, rq);
+        detail::conv_one_rows(conv.state + kc, conv_dim, conv.x + kc, K, rk);
+      }
+      if (col) detail::conv_one_rows(conv.state + vc, conv_dim, conv.x + vc, K, rv);
+      qv = e < a.dk ? detail::conv_one_out(tq, rq, K, conv.act) : 0.0f;
+      kv = e < a.dk ? detail::conv_one_out(tk, rk, K, conv.act) : 0.0f;
+      vj = col ? detail::conv_one_out(tv, rv, K, conv.act) : 0.0f;
+    } else {
+      const float* row = a.conv_out + t * conv_dim;
+      qv = e < a.dk ? row[kh * a.dk + e] : 0.0f;
+      kv = e < a.dk ? row[kd + kh * a.dk + e] : 0.0f;
+      vj = col ? row[2 * kd + h * a.dv + j] : 0.0f;
+    }
     const float av = a.a[t * ld + h], bv = a.b[t * ld + h];
     const float zt = wi == 0 && col ? a.z[t * ld + h * a.dv + j] : 0.0f;  // for the gated norm
     // gdn_prepare: L2 norms in float64 (its block sums: the same bits), q scaled by 1/sqrt(dk).
     const double sq = detail::block_sum(double(qv) * double(qv), sred);
     const double sk = detail::block_sum(double(kv) * double(kv), sred);
+    if constexpr (CONV) {
+      // The sums' barriers came after every history load of the block (a barrier orders its threads' loads before
+      // what follows it), so the rows of this block's v columns may be overwritten now, and this block counts
+      // itself a reader done: the fence orders those loads (made cumulative by the barrier) before the count
+      // (release); the last block's acquire fence below orders every count, and so every other block's loads,
+      // before its q/k stores. Thread 0 does not wait for the count's value here: it is read after the delta step.
+      // Warp 1 stores the v rows, so that thread 0's fences wait for no store. (The release is the fold's price: on
+      // the H200, 48 layers, the fold measured +0.2 % a step with this fence, +0.9 % with a bare count;
+      // fence.acq_rel.gpu and atom.release.gpu measured as this fence.)
+      if (e == 0) {
+        __threadfence();
+        arrived = atomicAdd(counters + kh, 1);
+      }
+      if (wi == 1 && col) detail::conv_one_shift(rv, K, conv.state + vc, conv_dim);
+    }
     const float iq = 1.0f / sqrtf(float(sq) + 1e-6f), ik = 1.0f / sqrtf(float(sk) + 1e-6f);
     if (e < a.dk) {
       qs[e] = (qv * iq) * qscale;
@@ -342,6 +401,15 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
       zs[t][lane] = zt;
     }
   }
+  if constexpr (CONV)
+    if (e == 0) {
+      qk_writer = arrived == int(a.VH / a.KH) * int(gridDim.x) - 1;
+      if (qk_writer) {
+        __threadfence();  // acquire: the others' counts, and so their loads, before this block's q/k stores
+        // Every reader has counted: zero for the next kernel (after the fence, so that it waits for no store).
+        counters[kh] = 0;
+      }
+    }
 #pragma unroll
   for (int r = 0; r < MAXR; r++) {
     const int ai = wi + kWarps * r;
@@ -352,7 +420,7 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   // blocks' shares added in rank order.
   const unsigned nb = cluster.num_blocks(), rank = cluster.block_rank();
   if (wi == 0)
-    for (int t = 0; t < int(a.T); t++) {
+    for (int t = 0; t < T; t++) {
       const double v = detail::warp_sum(double(ob[t][lane]) * double(ob[t][lane]));
       if (lane < int(nb)) cluster.map_shared_rank(&tss[0][0], unsigned(lane))[rank * kGdnFusedMaxT + t] = v;
     }
@@ -360,13 +428,19 @@ __global__ void __launch_bounds__(kThreads) gdn_recurrent_fused_kernel(Recurrent
   cluster.sync();  // every share is in every block's tss; after it no block touches another's memory
   pdl.mark(2);
   if (wi == 0 && col) {
-    for (int t = 0; t < int(a.T); t++) {
+    for (int t = 0; t < T; t++) {
       double ss = 0.0;
       for (unsigned c = 0; c < nb; c++) ss += tss[c][t];
       const float inv = 1.0f / sqrtf(float(ss / double(a.dv)) + a.eps);
       a.out[(t * int(a.VH) + h) * a.dv + j] = wj * (ob[t][lane] * inv) * detail::apply_act(a.act, zs[t][lane]);
     }
   }
+  // The cluster barrier published qk_writer (and thread 0's acquire) to the block.
+  if constexpr (CONV)
+    if (qk_writer && e < a.dk) {
+      detail::conv_one_shift(rq, K, conv.state + qc, conv_dim);
+      detail::conv_one_shift(rk, K, conv.state + kc, conv_dim);
+    }
 }
 
 void check_delta_shape(const DeltaShape& s) {
@@ -421,22 +495,33 @@ bool gdn_recurrent_fused_supported(int64_t T, GdnHeads hd) {
          T * (2 * hd.key_heads * hd.dk + hd.value_heads * hd.dv) < (int64_t(1) << 31);
 }
 
+bool gdn_conv_fused_supported(int64_t T, GdnHeads hd, int64_t K) {
+  return T == 1 && gdn_recurrent_fused_supported(T, hd) && K >= 1 && K <= kFusedConvMaxK &&
+         hd.key_heads <= Context::kCounters &&
+         (2 * hd.key_heads * hd.dk + hd.value_heads * hd.dv) * K < (int64_t(1) << 31);
+}
+
 void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads hd,
-                         float* state, float* out) {
+                         float* state, float* out, const GdnConv* conv) {
   detail::require_supported(gdn_recurrent_fused_supported(T, hd),
                             "gdn_recurrent_fused: needs 1 <= T <= 8, dk <= 128, dv <= 256 and value heads a multiple "
                             "of key heads");
+  detail::require_supported(!conv || gdn_conv_fused_supported(T, hd, conv->K),
+                            "gdn_recurrent_fused: the conv folds in for one token and at most 4 taps");
   detail::require(gates.ld >= 0 && T * gates.ld < (int64_t(1) << 31), "gdn_recurrent_fused: row stride too large");
-  detail::require(conv_out && gates.z && gates.b && gates.a && gates.A_log && gates.dt_bias && gates.norm && state && out,
-                  "gdn_recurrent_fused: null operand");
-  const RecurrentFusedArgs args{conv_out, gates.z, gates.b, gates.a, gates.ld, gates.A_log, gates.dt_bias, gates.norm,
-                                gates.eps, gates.act, T, hd.key_heads, hd.value_heads, int(hd.dk), int(hd.dv), state, out,
-                                detail::early_trigger("delta")};
+  detail::require((conv ? !conv_out && conv->x && conv->w && (conv->state || conv->K == 1) : conv_out != nullptr) &&
+                      gates.z && gates.b && gates.a && gates.A_log && gates.dt_bias && gates.norm && state && out,
+                  "gdn_recurrent_fused: null operand (or both conv_out and conv)");
+  const RecurrentFusedArgs args{conv_out, gates.z, gates.b, gates.a, gates.ld,
+                                gates.A_log, gates.dt_bias, gates.norm, gates.eps, gates.act, T, hd.key_heads,
+                                hd.value_heads, int(hd.dk), int(hd.dv), state, out, detail::early_trigger("delta")};
   // Grid (tiles, heads), one cluster per head.
   const unsigned tiles = detail::blocks_for(hd.dv, kColTile);
   const dim3 grid(tiles, unsigned(hd.value_heads));
-  if (hd.dk <= 64) detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<8>, grid, kThreads, 0, args);
-  else detail::launch_in_clusters(ctx, tiles, gdn_recurrent_fused_kernel<16>, grid, kThreads, 0, args);
+  void (*kernel)(RecurrentFusedArgs, GdnConv, int*) =
+      hd.dk <= 64 ? (conv ? gdn_recurrent_fused_kernel<8, true> : gdn_recurrent_fused_kernel<8, false>)
+                  : (conv ? gdn_recurrent_fused_kernel<16, true> : gdn_recurrent_fused_kernel<16, false>);
+  detail::launch_in_clusters(ctx, tiles, kernel, grid, kThreads, 0, args, conv ? *conv : GdnConv{}, ctx.counters());
   DS4_CUDA_CHECK_LAUNCH();
 }
 

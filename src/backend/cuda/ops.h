@@ -249,9 +249,19 @@ struct GdnGates {
   float eps;
   Act act;
 };
+// The decode step's conv folded in (gdn_conv_fused_supported: T == 1, K <= 4): what causal_conv1d(x, 1, conv_dim,
+// w, K, 1, state, conv_out, act) would compute, the same bits, without its own kernel; conv_out is then null.
+struct GdnConv {
+  const float* x;  // [conv_dim = 2*KH*dk + VH*dv]: the conv's input (the projection row's first columns)
+  const bf16* w;   // [conv_dim][K]
+  int64_t K;
+  float* state;    // [K - 1][conv_dim] carried history, updated in place
+  Act act;
+};
 bool gdn_recurrent_fused_supported(int64_t T, GdnHeads heads);
+bool gdn_conv_fused_supported(int64_t T, GdnHeads heads, int64_t K);
 void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& gates, int64_t T, GdnHeads heads,
-                         float* state, float* out);
+                         float* state, float* out, const GdnConv* conv = nullptr);
 
 // ---------------------------------------------------------------------------------------------------------
 // Attention (cpu/attention.h): softmax attention of each query token over a set of cached positions, GQA

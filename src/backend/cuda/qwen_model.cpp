@@ -66,6 +66,13 @@ bool ple_tail_enabled() {
   return on;
 }
 
+// DS4_CUDA_GDN_CONV_FUSED=0 runs the decode step's GDN conv as its own kernel instead of in the fused step (the same
+// bits).
+bool gdn_conv_fused_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_GDN_CONV_FUSED");
+  return on;
+}
+
 // How many times a step runs `op`: 2 when DS4_CUDA_DUP lists it, else 1 (the list is parsed once).
 int dup_count(DupOp op) {
   static const unsigned listed = [] {
@@ -653,18 +660,25 @@ class CudaQwenModel : public Model {
       for (int d = 0; d < dup_count(kDupIn); d++) linear(ctx_, x, T, H, g.proj.p(), N, pr);
     }
     float* qkv = cols(pr, T, N, 0, conv);
-    float* co = take<float>(T * conv);
-    causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
-    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
     const GdnHeads heads{KH, VH, dk, dv};
-    float* normed = take<float>(T * vd);
     // As on the CPU: short chunks (decode, speculative verification) take the recurrent form, here one kernel
-    // from the conv output to the gated norm, reading z, b and a in place.
-    if (T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads)) {
+    // from the conv output to the gated norm, reading z, b and a in place; in decode that kernel also runs the
+    // conv (the same bits), whose own launch would be one more latency-bound kernel on the chain.
+    const bool fused = T <= qwen::kRecurrentMaxTokens && gdn_recurrent_fused_supported(T, heads);
+    const bool conv_fused = fused && gdn_conv_fused_enabled() && gdn_conv_fused_supported(T, heads, c.conv_kernel);
+    float* co = nullptr;
+    if (!conv_fused) {
+      co = take<float>(T * conv);
+      causal_conv1d(ctx_, qkv, T, conv, g.conv.p(), c.conv_kernel, 1, ls.conv.get(), co, Act::Silu);
+    }
+    const Act gate_act = c.gdn_gate_act == "sigmoid" ? Act::Sigmoid : Act::Silu;
+    float* normed = take<float>(T * vd);
+    if (fused) {
       auto p2 = prof("gdn.prepare+delta+norm");
       const GdnGates gates{pr + conv, pr + conv + vd, pr + conv + vd + VH, N, g.a_log.get(), g.dt_bias.get(),
                            g.norm.p(), float(c.rms_eps), gate_act};
-      gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed);
+      const GdnConv cv{qkv, g.conv.p(), c.conv_kernel, ls.conv.get(), Act::Silu};
+      gdn_recurrent_fused(ctx_, co, gates, T, heads, ls.recurrent.get(), normed, conv_fused ? &cv : nullptr);
     } else {
       float* z = cols(pr, T, N, conv, vd);
       float* b = cols(pr, T, N, conv + vd, VH);
