@@ -260,6 +260,7 @@ TEST(CudaDelta, RecurrentFusedConvEqualsTheConvKernel) {
   check_conv_fused({1, 3, 3, 100, 97, Act::Silu}, 3, 63);     // odd dk, one value head per key head, 3 taps
   check_conv_fused({1, 1, 2, 128, 256, Act::Silu}, 4, 64);    // clusters of 8: 16 readers
   check_conv_fused({1, 2, 4, 64, 64, Act::Silu}, 1, 65);      // no history
+  check_conv_fused({1, 1, 5, 64, 128, Act::Silu}, 4, 66);     // 20 readers of one key head
   EXPECT_FALSE(gdn_conv_fused_supported(2, GdnHeads{16, 48, 128, 128}, 4));
   EXPECT_FALSE(gdn_conv_fused_supported(1, GdnHeads{16, 48, 128, 128}, 5));
 }

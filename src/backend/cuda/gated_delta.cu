@@ -278,6 +278,8 @@ __global__ void gdn_prepare_kernel(const float* conv_out, const float* a, const 
 // value heads (other clusters, in no fixed order), so only the last of them to have read it may overwrite it: each
 // block counts itself on the key head's counter (Context::counters, zero between kernels) once all its threads
 // have read their rows, and the block that counts readers - 1 resets the counter and writes the rows at its end.
+// (Clusters of a key head's 3 x 4 blocks, whose barrier orders the reads before the rewrite without a count, were
+// measured on the H200 in session 15: 48-layer decode 3.2 % slower than this, 1.8 % slower than no fold.)
 // ---------------------------------------------------------------------------------------------------------
 constexpr int kFusedMaxTiles = 8;  // dv <= 256: the portable cluster size
 constexpr int kFusedMaxDk = 128;
