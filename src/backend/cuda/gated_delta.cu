@@ -380,8 +380,8 @@ __global__ void __launch_bounds__(kThreads)
       // itself a reader done: the fence orders those loads (made cumulative by the barrier) before the count
       // (release); the last block's acquire fence below orders every count, and so every other block's loads,
       // before its q/k stores. Thread 0 does not wait for the count's value here: it is read after the delta step.
-      // Warp 1 stores the v rows, so that thread 0's fences wait for no store. (The release is the fold's price: on
-      // the H200, 48 layers, the fold measured +0.2 % a step with this fence, +0.9 % with a bare count;
+      // Warp 1 stores the v rows, so that thread 0's fences wait for no store. (The release is the fold's price:
+      // about 0.7 % of a 48-layer step on the H200, what a bare count, a formal race, measured faster;
       // fence.acq_rel.gpu and atom.release.gpu measured as this fence.)
       if (e == 0) {
         __threadfence();
