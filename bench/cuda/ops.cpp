@@ -2,7 +2,8 @@
 // Decode rows report achieved GB/s of the bytes that must cross HBM (weights, KV rows or recurrent state) against
 // the measured 4,265 GB/s copy bandwidth; prefill rows report TFLOP/s against the 786 TFLOP/s bf16 matmul.
 // Weights are constant-filled (speed does not depend on the values) and, where one copy would fit in the 60 MB
-// L2, several copies are cycled so every call reads from HBM.
+// L2, several copies are cycled so every call reads from HBM. `bench_cuda_ops attention` and `bench_cuda_ops hc` time
+// one op alone and print its output's bits, to check two builds of a kernel change for the same results.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -51,6 +52,14 @@ void row_bw(const char* what, double ms, double bytes) {
 void row_flops(const char* what, double ms, double flops) {
   std::printf("| %-46s | %9.1f | %8.1f TFLOP/s | %5.1f%% of bf16 |\n", what, ms * 1e3, flops / ms / 1e9,
               100.0 * flops / ms / 1e9 / kBf16TFlops);
+}
+
+// FNV-1a of n bytes: an output's bits, so that two builds of a kernel change can be checked for the same results
+// in one call.
+uint64_t fnv1a(const void* p, size_t n) {
+  uint64_t f = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) f = (f ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+  return f;
 }
 
 // A bf16 of about 0.0115 in every element: 0x3C3C.
@@ -180,14 +189,12 @@ void bench_attention(Context& ctx, int64_t T, int64_t keys, bool lists, const ch
   });
   if (T == 1) row_bw(what, ms, double(keys) * 2.0 * double(kv * hd) * 2.0);
   if (hash) {
-    // The output's bits (FNV-1a over the bytes), so that two builds of a kernel change can be checked for the
-    // same results in one call. The inputs differ per row: q varies by position so every key and split counts.
+    // The output's bits. The inputs differ per row: q varies by position so every key and split counts.
     std::vector<float> h(size_t(T * heads * hd));
+    DS4_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // the default stream's copy does not wait for it
     DS4_CUDA_CHECK(cudaMemcpy(h.data(), out.get(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    uint64_t f = 1469598103934665603ull;
-    for (unsigned char c : std::string(reinterpret_cast<const char*>(h.data()), h.size() * sizeof(float)))
-      f = (f ^ c) * 1099511628211ull;
-    std::printf("|   output bits (FNV-1a) %016llx |  |  |\n", static_cast<unsigned long long>(f));
+    std::printf("|   output bits (FNV-1a) %016llx |  |  |\n",
+                static_cast<unsigned long long>(fnv1a(h.data(), h.size() * sizeof(float))));
   }
   else row_flops(what, ms, 4.0 * double(T) * double(heads) * double(keys) * double(hd) * (lists ? 1.0 : 0.5));
 }
@@ -247,6 +254,39 @@ void bench_hc(Context& ctx) {
   row_bw("hc_mix_fused T=8", fused(T), bytes);
 }
 
+// The fused mixer's output bits on random inputs at the Flash-Next shape, per token (its mixed row / its inject
+// values), for chunks of 1, 8, 2, 4, 1 and 8 tokens: a token's bits are the same in every chunk, and two builds of a
+// mixer change can be compared in one call.
+void hash_hc(Context& ctx) {
+  const int64_t H = 2560, S = 4, R = 320, D = S * H, NI = R + S, T = 8;
+  std::mt19937 rng(11);
+  auto rand_bf16 = [&](size_t n, float scale) {
+    std::uniform_real_distribution<float> u(-scale, scale);
+    std::vector<bf16> v(n);
+    for (auto& e : v) e = __float2bfloat16(u(rng));
+    return DeviceBuffer<bf16>(v);
+  };
+  auto di = rand_bf16(size_t(NI * D), 0.02f), up = rand_bf16(size_t(D * R), 0.1f), norm = rand_bf16(size_t(D), 0.2f);
+  std::vector<float> xh(size_t(T * D));
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (auto& e : xh) e = u(rng);
+  DeviceBuffer<float> x(xh), mixed(size_t(T * H)), inj(size_t(T * S));
+  for (int64_t t : {int64_t(1), T, int64_t(2), int64_t(4), int64_t(1), T}) {
+    hc_mix_fused(ctx, x.get(), t, S, H, R, norm.get(), di.get(), NI, up.get(), 1e-6f, mixed.get(), inj.get());
+    // The context's stream does not synchronise with the default stream's copies.
+    DS4_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    std::vector<float> m(size_t(t * H)), j(size_t(t * S));
+    DS4_CUDA_CHECK(cudaMemcpy(m.data(), mixed.get(), m.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    DS4_CUDA_CHECK(cudaMemcpy(j.data(), inj.get(), j.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    std::printf("| hc_mix_fused T=%lld output bits (FNV-1a) of each token's mixed row / inject:",
+                static_cast<long long>(t));
+    for (int64_t k = 0; k < t; k++)
+      std::printf(" %08llx/%04llx", static_cast<unsigned long long>(fnv1a(m.data() + k * H, size_t(H) * 4) >> 32),
+                  static_cast<unsigned long long>(fnv1a(j.data() + k * S, size_t(S) * 4) >> 48));
+    std::printf(" |\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -260,6 +300,12 @@ int main(int argc, char** argv) {
         bench_attention(ctx, 1, 2112, true, what.c_str(), 4096, true, used);
       }
       bench_attention(ctx, 4, 2112, true, "attention T=4, 2112 listed keys", 4096, true);
+      return 0;
+    }
+    if (argc > 1 && std::string(argv[1]) == "hc") {  // the mixer's output bits, then its timing
+      hash_hc(ctx);
+      std::printf("| %-46s | %9s | %-30s |\n|---|---|---|\n", "op", "us", "rate");
+      bench_hc(ctx);
       return 0;
     }
     cudaDeviceProp prop{};

@@ -4,6 +4,11 @@
 # reverted, e.g. the uncommitted change under test, saved by `git diff > .gpu/change.patch` and carried), and
 # builds it with run.sh without tests or benchmarks.
 #   bash tools/gpu/build_variant.sh /tmp/old .gpu/change.patch -R
+# In the background while run.sh builds the tree itself (the two builds share the 16 cores), wait on a file, never on
+# `pgrep -f build_variant`, which matches the device call's own command line and never ends (session 16 lost 8
+# minutes of device time to that):
+#   (bash tools/gpu/build_variant.sh /tmp/old .gpu/change.patch -R > /tmp/bv.log 2>&1; touch /tmp/bv.done) &
+#   ... bash tools/gpu/run.sh ...; while [ ! -e /tmp/bv.done ]; do sleep 2; done
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dir="${1:?target folder}"; patch_file="${2:?patch}"; shift 2
