@@ -281,6 +281,45 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
   }
 }
 
+// mark() / rewind(), speculative decoding's way back without a clone: after a rewind the state continues exactly as
+// a clone taken at the mark (logits and draft logits bit for bit, the rewound state through its decode graph),
+// whatever ran in between: verification chunks of 1 to 17 tokens (crossing pooled-block boundaries), the draft
+// head's pairs, a chunk long enough to grow the caches; mark after mark, as the generator takes them.
+TEST_P(CudaModel, RewindContinuesAsAClone) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  const int64_t V = l.config.vocab_size;
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  const auto tokens = random_tokens(p.prompt + 40, V, 19), junk = random_tokens(200, V, 23);
+  auto st = gpu->new_state();
+  std::vector<float> a, b;
+  gpu->forward(*st, std::span<const int32_t>(tokens.data(), size_t(p.prompt)), a, false);
+  size_t next = size_t(p.prompt), j = 0;
+  const bool draft = gpu->has_draft_head();
+  for (int64_t n : {2, 5, 1, 9, 2, 17, 3, 2, 130}) {
+    ASSERT_TRUE(st->mark());
+    auto clone = st->clone();
+    gpu->forward(*st, std::span<const int32_t>(junk.data() + j % 60, size_t(n)), a, true);
+    if (draft) gpu->draft(*st, std::span<const int32_t>(junk.data() + j % 60 + 1, size_t(std::min<int64_t>(n, 8))), a, true);
+    j += size_t(n);
+    st->rewind();
+    ASSERT_EQ(st->position(), clone->position()) << p;
+    for (int k = 0; k < 2; k++) {  // the second step replays the decode graph
+      const std::span<const int32_t> one(tokens.data() + next, 1);
+      gpu->forward(*st, one, a, false);
+      gpu->forward(*clone, one, b, false);
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << p << ": after a chunk of " << n;
+      if (draft) {
+        const std::span<const int32_t> pair(tokens.data() + next + 1, 1);
+        gpu->draft(*st, pair, a, false);
+        gpu->draft(*clone, pair, b, false);
+        ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << p << ": draft after " << n;
+      }
+      next++;
+    }
+  }
+}
+
 // Speculative decoding verifies a draft as one chunk; its rows must have the bits of the same tokens decoded one
 // at a time (then sampling with a seed gives the same tokens with or without a draft), and the state it leaves
 // must continue as the decoded one does.

@@ -1,5 +1,7 @@
 // ds4 generate: one completion from token ids (--tokens) or text (--prompt, through the model's chat
-// template unless --raw), printed as JSON with --json.
+// template unless --raw), printed as JSON with --json (with the generation's wall time: prompt and completion,
+// not the model's load).
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -59,6 +61,7 @@ int run(const Args& a) {
   req.stop = a.stop;
   req.ignore_eos = a.ignore_eos;
   req.speculative = a.speculative;
+  const auto t0 = std::chrono::steady_clock::now();
   auto res = ds4::engine::generate(*model, tokenizer ? &*tokenizer : nullptr, req,
                                    [&](const ds4::engine::TokenEvent& ev) {
                                      if (!a.json) {
@@ -67,6 +70,7 @@ int run(const Args& a) {
                                      }
                                      return true;
                                    });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (res.error) throw *res.error;
   if (a.json) {
     std::string toks;
@@ -75,7 +79,7 @@ int run(const Args& a) {
                 toks.c_str(), json_escape(res.text).c_str(), res.finish_reason.c_str(),
                 (unsigned long long)res.seed, (long long)res.prompt_tokens);
     if (a.speculative) std::printf(", \"drafted\": %lld, \"accepted\": %lld", (long long)res.drafted, (long long)res.accepted);
-    std::printf("}\n");
+    std::printf(", \"seconds\": %.6f}\n", seconds);
   } else {
     std::printf("\n");
   }

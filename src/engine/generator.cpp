@@ -166,7 +166,9 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
   while (true) {
     // The draft is the head's greedy guess; the sampler alone decides what is emitted.
     const int32_t draft = argmax(draft_logits);
-    auto before = state->clone();
+    // The way back if the draft is rejected: a mark where the state can take one (no copy of its caches), else a
+    // clone.
+    std::unique_ptr<SequenceState> before = state->mark() ? nullptr : state->clone();
     const int32_t verify[2] = {tok, draft};
     model.forward(*state, verify, rows, true);
     res.drafted++;
@@ -182,7 +184,8 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
       tok = after;
     } else {
       // Rejected: back to the state after `tok` alone (the draft's position is dropped).
-      state = std::move(before);
+      if (before) state = std::move(before);
+      else state->rewind();
       model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
       model.draft(*state, std::span<const int32_t>(&next, 1), draft_logits, false);
       tok = next;

@@ -34,6 +34,13 @@ class SequenceState {
   virtual int64_t position() const = 0;  // tokens consumed so far
   virtual std::unique_ptr<SequenceState> clone() const = 0;
   virtual size_t bytes() const = 0;
+
+  // Speculative decoding's way back: mark() remembers the state as it is now, rewind() returns it there (to the
+  // latest mark; every call after a rewind runs as if the calls since the mark had not been made). A state that
+  // can do this more cheaply than clone() returns true from mark(); false (the default: no mark is taken, and
+  // rewind() may not be called): the caller keeps a clone instead.
+  virtual bool mark() { return false; }
+  virtual void rewind() {}
 };
 
 class Model {

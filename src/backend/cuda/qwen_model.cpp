@@ -112,6 +112,13 @@ void dup(Context& ctx, DeviceBuffer<T>& dst, const DeviceBuffer<T>& src, size_t 
   copy_async(ctx, dst.get(), src.get(), used * sizeof(T));
 }
 
+// dst (allocated once to src's size, then reused) takes src's first `used` elements.
+template <class T>
+void keep(Context& ctx, DeviceBuffer<T>& dst, const DeviceBuffer<T>& src, size_t used) {
+  if (dst.size() != src.size()) dst = DeviceBuffer<T>(src.size());
+  copy_async(ctx, dst.get(), src.get(), used * sizeof(T));
+}
+
 struct LayerState {
   DeviceBuffer<float> conv, recurrent;         // GDN: [(K-1)][conv_dim], [VH][dk][dv]
   DeviceBuffer<bf16> keys, values;             // attention: [capacity][KVH * padded head dim]
@@ -128,11 +135,15 @@ class CudaQwenState : public SequenceState {
   ~CudaQwenState() override { drop_graph(); }
   int64_t position() const override { return pos; }
   std::unique_ptr<SequenceState> clone() const override;
+  bool mark() override;
+  void rewind() override;
   size_t bytes() const override {
     size_t n = pos_dev.bytes() + mtp.keys.bytes() + mtp.values.bytes() + last_hidden.bytes();
     for (auto& l : layers)
       n += l.conv.bytes() + l.recurrent.bytes() + l.keys.bytes() + l.values.bytes() + l.index_keys.bytes() +
            l.block_keys.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
+    n += marked.last_hidden.bytes() + marked.pos_dev.bytes();
+    for (auto& l : marked.layers) n += l.conv.bytes() + l.recurrent.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
     return n;
   }
   void drop_graph() {
@@ -150,6 +161,20 @@ class CudaQwenState : public SequenceState {
   DeviceBuffer<int64_t> pos_dev;  // the same position, read by decode graphs
   std::vector<LayerState> layers;
   cudaGraphExec_t graph = nullptr;  // the captured decode step; valid while the caches keep their addresses
+
+  // mark() / rewind() (speculative decoding's way back, without clone()'s allocations and cache copies): the caches
+  // (keys, values, index keys, pooled blocks; the draft head's keys and values) are written only at and past the
+  // position, and read only below it (a pooled block once it is complete), so a rewind keeps them and resets the
+  // positions; what a forward() changes in place (the GDN conv and recurrent states, the PLE conv history and
+  // n-gram context, the last hidden rows) is copied on the device into buffers kept from mark to mark. The decode
+  // graph stays valid: it reads the position from pos_dev.
+  struct Mark {
+    bool set = false;
+    int64_t pos = 0, mtp_pos = 0, last_rows = 0;
+    std::vector<LayerState> layers;  // conv, recurrent, ple_conv and ple_context only
+    DeviceBuffer<float> last_hidden;
+    DeviceBuffer<int64_t> pos_dev;
+  } marked;
 };
 
 class CudaQwenModel : public Model {
@@ -309,6 +334,43 @@ class CudaQwenModel : public Model {
     }
     st.capacity = cap;
     st.drop_graph();
+  }
+
+  void mark_state(CudaQwenState& s) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& m = s.marked;
+    m.set = true, m.pos = s.pos, m.mtp_pos = s.mtp_pos, m.last_rows = s.last_rows;
+    m.layers.resize(s.layers.size());
+    for (size_t i = 0; i < s.layers.size(); i++) {
+      const auto& a = s.layers[i];
+      auto& b = m.layers[i];
+      keep(ctx_, b.conv, a.conv, a.conv.size());
+      keep(ctx_, b.recurrent, a.recurrent, a.recurrent.size());
+      keep(ctx_, b.ple_conv, a.ple_conv, a.ple_conv.size());
+      keep(ctx_, b.ple_context, a.ple_context, a.ple_context.size());
+    }
+    // (last_hidden is allocated only with a draft head; last_rows is counted either way.)
+    keep(ctx_, m.last_hidden, s.last_hidden, std::min(s.last_hidden.size(), size_t(s.last_rows * cfg_.hidden_size)));
+    keep(ctx_, m.pos_dev, s.pos_dev, 1);
+  }
+
+  void rewind_state(CudaQwenState& s) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto& m = s.marked;
+    if (!m.set || m.layers.size() != s.layers.size()) throw Error(ErrorKind::Internal, "rewind without a mark");
+    for (size_t i = 0; i < s.layers.size(); i++) {
+      const auto& a = m.layers[i];
+      auto& b = s.layers[i];
+      copy_async(ctx_, b.conv.get(), a.conv.get(), a.conv.bytes());
+      copy_async(ctx_, b.recurrent.get(), a.recurrent.get(), a.recurrent.bytes());
+      copy_async(ctx_, b.ple_conv.get(), a.ple_conv.get(), a.ple_conv.bytes());
+      copy_async(ctx_, b.ple_context.get(), a.ple_context.get(), a.ple_context.bytes());
+    }
+    // last_hidden may have grown since the mark (a longer chunk): the marked rows go to its start.
+    copy_async(ctx_, s.last_hidden.get(), m.last_hidden.get(),
+               std::min(m.last_hidden.size(), size_t(m.last_rows * cfg_.hidden_size)) * sizeof(float));
+    copy_async(ctx_, s.pos_dev.get(), m.pos_dev.get(), sizeof(int64_t));
+    s.pos = m.pos, s.mtp_pos = m.mtp_pos, s.last_rows = m.last_rows;
   }
 
   std::unique_ptr<SequenceState> clone_state(const CudaQwenState& s) const {
@@ -885,6 +947,11 @@ class CudaQwenModel : public Model {
 };
 
 std::unique_ptr<SequenceState> CudaQwenState::clone() const { return model.clone_state(*this); }
+bool CudaQwenState::mark() {
+  model.mark_state(*this);
+  return true;
+}
+void CudaQwenState::rewind() { model.rewind_state(*this); }
 
 }  // namespace
 

@@ -22,7 +22,43 @@ size_t QwenState::bytes() const {
     n += 4 * (l.attn.keys.size() + l.attn.values.size() + l.attn.index_keys.size() + l.attn.block_keys.size() +
               l.gdn.conv.size() + l.gdn.recurrent.size() + l.ple.conv.size()) +
          8 * l.ple.context.size();
+  for (size_t i = 0; i < mark_.gdn.size(); i++)
+    n += 4 * (mark_.gdn[i].conv.size() + mark_.gdn[i].recurrent.size() + mark_.ple[i].conv.size()) +
+         8 * mark_.ple[i].context.size();
   return n;
+}
+
+bool QwenState::mark() {
+  Mark& m = mark_;
+  m.set = true, m.pos = pos, m.mtp_pos = mtp_pos;
+  m.lengths.clear();
+  m.gdn.resize(layers.size()), m.ple.resize(layers.size());
+  auto lengths = [&](const AttnState& a) {
+    for (size_t n : {a.keys.size(), a.values.size(), a.index_keys.size(), a.block_keys.size()}) m.lengths.push_back(n);
+  };
+  for (size_t i = 0; i < layers.size(); i++) {
+    lengths(layers[i].attn);
+    m.gdn[i] = layers[i].gdn, m.ple[i] = layers[i].ple;  // assignment reuses the mark's storage
+  }
+  lengths(mtp);
+  m.last_hidden = last_hidden;
+  return true;
+}
+
+void QwenState::rewind() {
+  const Mark& m = mark_;
+  if (!m.set || m.gdn.size() != layers.size()) throw Error(ErrorKind::Internal, "rewind without a mark");
+  size_t k = 0;
+  auto cut = [&](AttnState& a) {
+    for (std::vector<float>* v : {&a.keys, &a.values, &a.index_keys, &a.block_keys}) v->resize(m.lengths[k++]);
+  };
+  for (size_t i = 0; i < layers.size(); i++) {
+    cut(layers[i].attn);
+    layers[i].gdn = m.gdn[i], layers[i].ple = m.ple[i];
+  }
+  cut(mtp);
+  last_hidden = m.last_hidden;
+  pos = m.pos, mtp_pos = m.mtp_pos;
 }
 
 QwenHybridModel::QwenHybridModel(Config c, Weights w)

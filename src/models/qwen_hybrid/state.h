@@ -43,6 +43,22 @@ class QwenState : public SequenceState {
   int64_t position() const override { return pos; }
   std::unique_ptr<SequenceState> clone() const override { return std::make_unique<QwenState>(*this); }
   size_t bytes() const override;
+  // The caches (keys, values, index keys, pooled blocks; the draft head's too) are only appended to, so a rewind
+  // cuts them back to their marked lengths; what a forward() changes in place (the GDN and PLE states, the n-gram
+  // context, the last hidden rows) is copied at the mark.
+  bool mark() override;
+  void rewind() override;
+
+ private:
+  struct Mark {
+    bool set = false;
+    int64_t pos = 0, mtp_pos = 0;
+    std::vector<size_t> lengths;  // per layer: keys, values, index keys, pooled blocks; then the draft head's
+    std::vector<GdnState> gdn;
+    std::vector<PleState> ple;
+    std::vector<float> last_hidden;
+  };
+  Mark mark_;
 };
 
 }  // namespace ds4::qwen
