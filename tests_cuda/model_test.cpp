@@ -13,7 +13,7 @@
 //   fixtures amplify: median within 5e-2, 80 % within 0.15 (measured: medians 3e-3 to 3e-2, the f16 fixture
 //   highest); a wrong block, position, cache row or expert moves every row by O(1);
 // - greedy tokens identical while the CPU's top-2 margin exceeds 0.1 of the row's scale.
-// Decode graphs, eager decode and cloned states must agree bit for bit: they run the same kernels.
+// Decode and verification graphs, eager steps and cloned states must agree bit for bit: they run the same kernels.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -253,7 +253,7 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
   eager.graphs = false;
   auto with_graphs = make_cuda_qwen_model(l.config, l.weights);
   auto without = make_cuda_qwen_model(l.config, l.weights, eager);
-  const auto tokens = random_tokens(p.prompt + 12, V, 11);
+  const auto tokens = random_tokens(p.prompt + 30, V, 11);
   const std::span<const int32_t> prompt(tokens.data(), size_t(p.prompt));
   auto a = with_graphs->new_state(), b = without->new_state();
   std::vector<float> la, lb, lc;
@@ -278,6 +278,15 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
       with_graphs->forward(*c, t, lc, false);
       ASSERT_EQ(lc, la) << p << ": clone at decode step " << i;
     }
+  }
+  // Verification chunks (every row) replay graphs of their own, twice each length.
+  int64_t at = p.prompt + 12;
+  for (int64_t n : {2, 4, 3, 2, 4, 3}) {
+    const std::span<const int32_t> chunk(tokens.data() + at, size_t(n));
+    with_graphs->forward(*a, chunk, la, true);
+    without->forward(*b, chunk, lb, true);
+    ASSERT_EQ(la, lb) << p << ": verification chunk of " << n << " at " << at;
+    at += n;
   }
 }
 

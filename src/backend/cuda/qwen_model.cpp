@@ -147,8 +147,10 @@ class CudaQwenState : public SequenceState {
     return n;
   }
   void drop_graph() {
-    if (graph) cudaGraphExecDestroy(graph);
-    graph = nullptr;
+    for (auto& g : graphs) {
+      if (g) cudaGraphExecDestroy(g);
+      g = nullptr;
+    }
   }
 
   const CudaQwenModel& model;
@@ -160,7 +162,10 @@ class CudaQwenState : public SequenceState {
   DeviceBuffer<float> last_hidden;
   DeviceBuffer<int64_t> pos_dev;  // the same position, read by decode graphs
   std::vector<LayerState> layers;
-  cudaGraphExec_t graph = nullptr;  // the captured decode step; valid while the caches keep their addresses
+  // The captured steps, valid while the caches keep their addresses: [1] the decode step, [T] (2 <= T <=
+  // kGraphMaxT) a verification chunk of T tokens (speculative decoding's draft check: every row's hidden state).
+  static constexpr int64_t kGraphMaxT = 4;
+  cudaGraphExec_t graphs[kGraphMaxT + 1] = {};
 
   // mark() / rewind() (speculative decoding's way back, without clone()'s allocations and cache copies): the caches
   // (keys, values, index keys, pooled blocks; the draft head's keys and values) are written only at and past the
@@ -475,9 +480,12 @@ class CudaQwenModel : public Model {
     DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
                                    ctx_.stream()));
     const bool rows_all = all_positions && T > 1;
-    if (T == 1 && opts_.graphs && !profiler_.on()) {
-      if (!st.graph) capture_decode(st);
-      DS4_CUDA_CHECK(cudaGraphLaunch(st.graph, ctx_.stream()));
+    // Graphs: the decode step (T = 1: the last row's logits) and verification chunks (every row's hidden state).
+    if (opts_.graphs && !profiler_.on() && row0 == 0 &&
+        (T == 1 || (rows_all && T <= CudaQwenState::kGraphMaxT && graph_chunks()))) {
+      cudaGraphExec_t& g = st.graphs[T];
+      if (!g) capture_step(st, T, rows_all, g);
+      DS4_CUDA_CHECK(cudaGraphLaunch(g, ctx_.stream()));
     } else {
       step(st, T, SeqPos::host(st.pos), rows_all, row0);
     }
@@ -580,27 +588,34 @@ class CudaQwenModel : public Model {
     }
   }
 
-  // Records one decode step of this state, reading the position from pos_dev (valid up to the capacity).
-  void capture_decode(CudaQwenState& st) const {
+  // Records one step of T tokens of this state into exec, reading the position from pos_dev (valid while the T
+  // positions fit the capacity).
+  void capture_step(CudaQwenState& st, int64_t T, bool rows_all, cudaGraphExec_t& exec) const {
     cudaGraph_t g = nullptr;
 #ifdef DS4_CUDA_TRACE
-    trace::clear_launches();
+    if (T == 1) trace::clear_launches();
 #endif
     DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
     try {
-      step(st, 1, SeqPos{st.pos_dev.get(), st.capacity - 1}, false, 0);
+      step(st, T, SeqPos{st.pos_dev.get(), st.capacity - T}, rows_all, 0);
     } catch (...) {
       cudaStreamEndCapture(ctx_.stream(), &g);
       if (g) cudaGraphDestroy(g);
       throw;
     }
     DS4_CUDA_CHECK(cudaStreamEndCapture(ctx_.stream(), &g));
-    const cudaError_t e = cudaGraphInstantiate(&st.graph, g, 0);
+    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     DS4_CUDA_CHECK(e);
 #ifdef DS4_CUDA_TRACE
-    graph_kernels_ = trace::launches();
+    if (T == 1) graph_kernels_ = trace::launches();
 #endif
+  }
+
+  // DS4_CUDA_GRAPH_CHUNKS=0 runs verification chunks eagerly (the same bits), to measure what their graphs save.
+  static bool graph_chunks() {
+    static const bool on = detail::switch_on("DS4_CUDA_GRAPH_CHUNKS");
+    return on;
   }
 
   // The forward pass of T tokens at position sp (tokens already in tok_dev_). Leaves the final hidden states
