@@ -127,6 +127,16 @@ struct LayerState {
   DeviceBuffer<int64_t> ple_context;           // PLE: the last N-1 token ids
 };
 
+// f(a's buffer, b's buffer) for each buffer a forward() changes in place (the rest are caches, written only at and
+// past the position): what CudaQwenState::mark() keeps and rewind() restores.
+template <class A, class B, class F>
+void each_in_place(A& a, B& b, F f) {
+  f(a.conv, b.conv);
+  f(a.recurrent, b.recurrent);
+  f(a.ple_conv, b.ple_conv);
+  f(a.ple_context, b.ple_context);
+}
+
 class CudaQwenModel;
 
 class CudaQwenState : public SequenceState {
@@ -143,7 +153,7 @@ class CudaQwenState : public SequenceState {
       n += l.conv.bytes() + l.recurrent.bytes() + l.keys.bytes() + l.values.bytes() + l.index_keys.bytes() +
            l.block_keys.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
     n += marked.last_hidden.bytes() + marked.pos_dev.bytes();
-    for (auto& l : marked.layers) n += l.conv.bytes() + l.recurrent.bytes() + l.ple_conv.bytes() + l.ple_context.bytes();
+    for (auto& l : marked.layers) each_in_place(l, l, [&](const auto& b, const auto&) { n += b.bytes(); });
     return n;
   }
   void drop_graph() {
@@ -170,13 +180,13 @@ class CudaQwenState : public SequenceState {
   // mark() / rewind() (speculative decoding's way back, without clone()'s allocations and cache copies): the caches
   // (keys, values, index keys, pooled blocks; the draft head's keys and values) are written only at and past the
   // position, and read only below it (a pooled block once it is complete), so a rewind keeps them and resets the
-  // positions; what a forward() changes in place (the GDN conv and recurrent states, the PLE conv history and
-  // n-gram context, the last hidden rows) is copied on the device into buffers kept from mark to mark. The decode
-  // graph stays valid: it reads the position from pos_dev.
+  // positions; what a forward() changes in place (each_in_place: the GDN conv and recurrent states, the PLE conv
+  // history and n-gram context; and the last hidden rows) is copied on the device into buffers kept from mark to
+  // mark. The decode graph stays valid: it reads the position from pos_dev.
   struct Mark {
     bool set = false;
     int64_t pos = 0, mtp_pos = 0, last_rows = 0;
-    std::vector<LayerState> layers;  // conv, recurrent, ple_conv and ple_context only
+    std::vector<LayerState> layers;  // the buffers of each_in_place only
     DeviceBuffer<float> last_hidden;
     DeviceBuffer<int64_t> pos_dev;
   } marked;
@@ -346,14 +356,8 @@ class CudaQwenModel : public Model {
     auto& m = s.marked;
     m.set = true, m.pos = s.pos, m.mtp_pos = s.mtp_pos, m.last_rows = s.last_rows;
     m.layers.resize(s.layers.size());
-    for (size_t i = 0; i < s.layers.size(); i++) {
-      const auto& a = s.layers[i];
-      auto& b = m.layers[i];
-      keep(ctx_, b.conv, a.conv, a.conv.size());
-      keep(ctx_, b.recurrent, a.recurrent, a.recurrent.size());
-      keep(ctx_, b.ple_conv, a.ple_conv, a.ple_conv.size());
-      keep(ctx_, b.ple_context, a.ple_context, a.ple_context.size());
-    }
+    for (size_t i = 0; i < s.layers.size(); i++)
+      each_in_place(m.layers[i], s.layers[i], [&](auto& dst, const auto& src) { keep(ctx_, dst, src, src.size()); });
     // (last_hidden is allocated only with a draft head; last_rows is counted either way.)
     keep(ctx_, m.last_hidden, s.last_hidden, std::min(s.last_hidden.size(), size_t(s.last_rows * cfg_.hidden_size)));
     keep(ctx_, m.pos_dev, s.pos_dev, 1);
@@ -363,14 +367,9 @@ class CudaQwenModel : public Model {
     std::lock_guard<std::mutex> lock(mu_);
     const auto& m = s.marked;
     if (!m.set || m.layers.size() != s.layers.size()) throw Error(ErrorKind::Internal, "rewind without a mark");
-    for (size_t i = 0; i < s.layers.size(); i++) {
-      const auto& a = m.layers[i];
-      auto& b = s.layers[i];
-      copy_async(ctx_, b.conv.get(), a.conv.get(), a.conv.bytes());
-      copy_async(ctx_, b.recurrent.get(), a.recurrent.get(), a.recurrent.bytes());
-      copy_async(ctx_, b.ple_conv.get(), a.ple_conv.get(), a.ple_conv.bytes());
-      copy_async(ctx_, b.ple_context.get(), a.ple_context.get(), a.ple_context.bytes());
-    }
+    for (size_t i = 0; i < s.layers.size(); i++)
+      each_in_place(s.layers[i], m.layers[i],
+                    [&](auto& dst, const auto& src) { copy_async(ctx_, dst.get(), src.get(), src.bytes()); });
     // last_hidden may have grown since the mark (a longer chunk): the marked rows go to its start.
     copy_async(ctx_, s.last_hidden.get(), m.last_hidden.get(),
                std::min(m.last_hidden.size(), size_t(m.last_rows * cfg_.hidden_size)) * sizeof(float));
