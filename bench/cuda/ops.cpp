@@ -302,6 +302,12 @@ int main(int argc, char** argv) {
       bench_attention(ctx, 4, 2112, true, "attention T=4, 2112 listed keys", 4096, true);
       return 0;
     }
+    if (argc > 1 && std::string(argv[1]) == "moe") {  // one token's expert passes alone (the full table's rows)
+      std::printf("| %-46s | %9s | %-30s |\n|---|---|---|\n", "op", "us", "rate");
+      bench_moe(ctx, 1, 512, 10, 2560, 640, "moe_experts T=1 (10 of 512 experts)");
+      bench_moe_shared(ctx, 1, 512, 10, 2560, 640, 640, false, "moe_experts T=1 with shared (fused)");
+      return 0;
+    }
     if (argc > 1 && std::string(argv[1]) == "hc") {  // the mixer's output bits, then its timing
       hash_hc(ctx);
       std::printf("| %-46s | %9s | %-30s |\n|---|---|---|\n", "op", "us", "rate");
