@@ -26,6 +26,7 @@
 #include "backend/cuda/bf16.h"
 #include "backend/cuda/qwen_model.h"
 #include "core/error.h"
+#include "engine/generator.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"
 #include "models/qwen_hybrid/model.h"
@@ -396,11 +397,89 @@ TEST_P(CudaModel, GreedyPickOnTheDeviceEqualsTheHostPick) {
   ASSERT_EQ(0, std::memcmp(ra.data(), rb.data(), ra.size() * sizeof(float))) << p << ": states differ after";
 }
 
+// forward_greedy_rows and draft_greedy pick on the device what the host picks from forward()'s rows and from
+// draft()'s row (the first index of the maximum), chunk after chunk of verification-sized calls, and leave the
+// state as those calls do (the rows after them are bit for bit the same).
+TEST_P(CudaModel, RowAndDraftPicksOnTheDeviceEqualTheHostPicks) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  const int64_t V = l.config.vocab_size;
+  const auto prompt = random_tokens(p.prompt, V, 23);
+  const bool draft = gpu->has_draft_head();
+  auto a = gpu->new_state(), b = gpu->new_state();
+  std::vector<float> rows, dl;
+  gpu->forward(*a, prompt, rows, false);
+  gpu->forward(*b, prompt, rows, false);
+  int32_t last = argmax(rows.data(), V);
+  auto check_draft = [&](std::span<const int32_t> pairs, const std::string& what) {
+    if (!draft) return;
+    GreedyPick dp;
+    ASSERT_TRUE(gpu->draft_greedy(*a, pairs, dp)) << what;
+    gpu->draft(*b, pairs, dl, false);
+    EXPECT_EQ(dp.row, GreedyPick::Row::Ok) << what;
+    EXPECT_EQ(dp.index, argmax(dl.data(), V)) << what << ": draft pick";
+  };
+  std::vector<int32_t> pairs(prompt.begin() + 1, prompt.end());
+  pairs.push_back(last);
+  check_draft(pairs, p.dir + " prompt");
+  const auto chunks = random_tokens(16, V, 29);
+  int64_t at = 0;
+  for (int64_t n : {2, 3, 1, 4, 2}) {
+    const std::span<const int32_t> chunk(chunks.data() + at, size_t(n));
+    at += n;
+    const std::string what = p.dir + " chunk of " + std::to_string(n) + " at " + std::to_string(at);
+    GreedyPick picks[4];
+    ASSERT_TRUE(gpu->forward_greedy_rows(*a, chunk, std::span<GreedyPick>(picks, size_t(n)))) << what;
+    gpu->forward(*b, chunk, rows, true);
+    for (int64_t r = 0; r < n; r++) {
+      EXPECT_EQ(picks[r].row, GreedyPick::Row::Ok) << what;
+      EXPECT_EQ(picks[r].index, argmax(rows.data() + r * V, V)) << what << ": row " << r;
+    }
+    std::vector<int32_t> next(chunk.begin() + 1, chunk.end());
+    next.push_back(int32_t(picks[n - 1].index));
+    check_draft(next, what);
+  }
+  std::vector<float> ra, rb;
+  gpu->forward(*a, std::vector<int32_t>{1}, ra, false);
+  gpu->forward(*b, std::vector<int32_t>{1}, rb, false);
+  ASSERT_EQ(0, std::memcmp(ra.data(), rb.data(), ra.size() * sizeof(float))) << p << ": states differ after";
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, CudaModel,
                          ::testing::Values(ModelCase{"tests/fixtures/qwen4/text_f32", 100},
                                            ModelCase{"tests/fixtures/qwen4/vl_bf16", 90},
                                            ModelCase{"tests/fixtures/qwen4/text_f16_sharded", 80},
                                            ModelCase{"models/tiny-flash-next", 300}));
+
+// Speculative decoding on the GPU emits plain decoding's tokens (shared/SAMPLING.md), greedy (the verification
+// rows and the draft picked on the device) and sampled (the rows to the host's sampler), with and without a
+// stop on eos, on the shipped model, whose checkpoint carries the MTP head.
+TEST(CudaSpeculative, EmitsThePlainDecodingStream) {
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/models/tiny-flash-next");
+  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  ASSERT_TRUE(gpu->has_draft_head());
+  int64_t drafted = 0, accepted = 0;
+  for (const double temperature : {0.0, 0.8}) {
+    engine::GenerationRequest req;
+    req.prompt = random_tokens(40, l.config.vocab_size, 31);
+    req.max_tokens = 60;
+    req.ignore_eos = true;
+    req.sampling.temperature = temperature;
+    req.sampling.top_p = temperature > 0 ? 0.95 : 1.0;
+    req.seed = 42;
+    const auto plain = engine::generate(*gpu, nullptr, req);
+    req.speculative = true;
+    const auto spec = engine::generate(*gpu, nullptr, req);
+    EXPECT_EQ(spec.tokens, plain.tokens) << "temperature " << temperature;
+    EXPECT_EQ(spec.finish_reason, plain.finish_reason);
+    drafted += spec.drafted;
+    accepted += spec.accepted;
+  }
+  std::printf("  speculative on the GPU: %lld of %lld drafts accepted\n", (long long)accepted, (long long)drafted);
+  EXPECT_GT(drafted, 0);
+  EXPECT_GT(accepted, 0) << "the draft head never agreed: is it wired correctly?";
+}
 
 TEST(CudaModelErrors, BadTokensAndOverlongSequencesAreTypedErrors) {
   auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/tests/fixtures/qwen4/text_f32");

@@ -138,11 +138,10 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
   const bool plain = !req.speculative || !model.has_draft_head();
   // One forward call and the token of its last row. When the sampler would take the row's argmax as it is,
   // the model may pick it where the logits are (the CUDA backend: 8 bytes to the host instead of the row): the
-  // same token, and the sampler's invalid-row errors from what the pick says of the row. (Plain decoding only:
-  // speculative decoding needs the rows of its verification chunks.)
+  // same token, and the sampler's invalid-row errors from what the pick says of the row.
   auto step = [&](std::span<const int32_t> in) {
     GreedyPick pick;
-    if (plain && out.model_may_pick() && model.forward_greedy(*state, in, pick))
+    if (out.model_may_pick() && model.forward_greedy(*state, in, pick))
       return out.emit_picked(pick, state->position(), &tok);
     model.forward(*state, in, logits, false);
     return out.emit(logits, state->position(), &tok);
@@ -159,35 +158,53 @@ GenerationResult generate(const Model& model, const text::Tokenizer* tokenizer, 
   // Depth-1 speculation. Invariant at the top of the loop: the state holds the sequence up to the token
   // before `tok`, the head has seen every pair but (h_last, tok), and `tok` was emitted.
   std::vector<float> draft_logits, rows;
+  const int64_t V = info.vocab_size;
+  // The draft is the head's greedy guess (the first index of the maximum), picked by the model where it can; the
+  // sampler alone decides what is emitted, so the guess changes speed, never output.
+  auto draft = [&](std::span<const int32_t> next_tokens) {
+    GreedyPick pick;
+    if (model.draft_greedy(*state, next_tokens, pick)) return pick.index >= 0 && pick.index < V ? int32_t(pick.index) : 0;
+    model.draft(*state, next_tokens, draft_logits, false);
+    return argmax(draft_logits);
+  };
   std::vector<int32_t> pairs(req.prompt.begin() + 1, req.prompt.end());
   pairs.push_back(tok);
-  model.draft(*state, pairs, draft_logits, false);
-  const int64_t V = info.vocab_size;
+  int32_t guess = draft(pairs);
+  // When the sampler would take each row's argmax as it is, the model may pick the verification rows' tokens where
+  // the logits are (model_may_pick: the same tokens, and the sampler's errors from what the picks say of the rows).
+  const bool picks = out.model_may_pick();
+  GreedyPick row_picks[2];
   while (true) {
-    // The draft is the head's greedy guess; the sampler alone decides what is emitted.
-    const int32_t draft = argmax(draft_logits);
     // The way back if the draft is rejected: a mark where the state can take one (no copy of its caches), else a
     // clone.
     std::unique_ptr<SequenceState> before = state->mark() ? nullptr : state->clone();
-    const int32_t verify[2] = {tok, draft};
-    model.forward(*state, verify, rows, true);
+    const int32_t verify[2] = {tok, guess};
+    const bool picked = picks && model.forward_greedy_rows(*state, verify, row_picks);
+    if (!picked) model.forward(*state, verify, rows, true);
     res.drafted++;
+    auto emit_row = [&](int r, int64_t pos, int32_t* token) {
+      return picked ? out.emit_picked(row_picks[r], pos, token)
+                    : out.emit(std::span<const float>(rows.data() + r * V, size_t(V)), pos, token);
+    };
     int32_t next = 0;
     const int64_t pos = state->position() - 1;  // the position of the row of `tok`
-    if (!out.emit(std::span<const float>(rows.data(), size_t(V)), pos, &next)) break;
-    if (next == draft) {
+    if (!emit_row(0, pos, &next)) break;
+    if (next == guess) {
       res.accepted++;
       int32_t after = 0;
-      if (!out.emit(std::span<const float>(rows.data() + V, size_t(V)), pos + 1, &after)) break;
-      const int32_t new_pairs[2] = {draft, after};
-      model.draft(*state, new_pairs, draft_logits, false);
+      if (!emit_row(1, pos + 1, &after)) break;
+      const int32_t new_pairs[2] = {guess, after};
+      guess = draft(new_pairs);
       tok = after;
     } else {
-      // Rejected: back to the state after `tok` alone (the draft's position is dropped).
+      // Rejected: back to the state after `tok` alone (the draft's position is dropped). Its row was emitted
+      // above: only the state is wanted, so a pick (8 bytes) rather than the row where the model can.
       if (before) state = std::move(before);
       else state->rewind();
-      model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
-      model.draft(*state, std::span<const int32_t>(&next, 1), draft_logits, false);
+      GreedyPick ignored;
+      if (!model.forward_greedy(*state, std::span<const int32_t>(&tok, 1), ignored))
+        model.forward(*state, std::span<const int32_t>(&tok, 1), logits, false);
+      guess = draft(std::span<const int32_t>(&next, 1));
       tok = next;
     }
   }

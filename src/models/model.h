@@ -62,6 +62,15 @@ class Model {
     return false;
   }
 
+  // forward() with every row's greedy pick (picks[i] for the row of tokens[i]) instead of the rows, for
+  // speculative decoding's verification when the sampler would take each row's argmax as it is. Returns false,
+  // having done nothing, when the backend cannot (for this many tokens).
+  virtual bool forward_greedy_rows(SequenceState& state, std::span<const int32_t> tokens,
+                                   std::span<GreedyPick> picks) const {
+    (void)state, (void)tokens, (void)picks;
+    return false;
+  }
+
   // The draft head for speculative decoding (MTP), when the checkpoint carries one.
   virtual bool has_draft_head() const { return false; }
   // Feeds the draft head the pairs (h_s, x_{s+1}) for the positions of the last forward() on this state:
@@ -69,6 +78,12 @@ class Model {
   // Writes the draft logits (predicting x_{s+2}) of the last pair, or of every pair when all_positions.
   virtual void draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
                      bool all_positions) const;
+  // draft() for the last pair's greedy guess alone, picked where the logits are (the row's first index of the
+  // maximum, as forward_greedy). Returns false, having done nothing, when the backend cannot.
+  virtual bool draft_greedy(SequenceState& state, std::span<const int32_t> next_tokens, GreedyPick& pick) const {
+    (void)state, (void)next_tokens, (void)pick;
+    return false;
+  }
 };
 
 using LogFn = std::function<void(const std::string&)>;

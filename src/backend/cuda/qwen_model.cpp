@@ -206,8 +206,8 @@ class CudaQwenModel : public Model {
         hidden_(size_t(o.prefill_chunk * cfg_.hidden_size)),
         logits_dev_(size_t(kHeadRows * cfg_.vocab_size)),
         logits_host_(size_t(kHeadRows * cfg_.vocab_size)),
-        pick_dev_(2),
-        pick_host_(2),
+        pick_dev_(size_t(2 * kPickRows)),
+        pick_host_(size_t(2 * kPickRows)),
         profiler_(std::getenv("DS4_CUDA_PROFILE") && std::string(std::getenv("DS4_CUDA_PROFILE")) == "1") {
     if (opts_.prefill_chunk < 1) throw Error(ErrorKind::InvalidArgument, "CUDA model: prefill_chunk must be positive");
     // DS4_CUDA_GRAPHS=0 runs decode steps eagerly, so that a kernel profiler sees every launch.
@@ -284,19 +284,46 @@ class CudaQwenModel : public Model {
     qwen::check_forward_input(cfg_, st.pos, tokens);
     std::lock_guard<std::mutex> lock(mu_);
     run_chunks(st, tokens, nullptr, false, true);
-    // The last row's pick, as run_chunk left it in pick_host_ (greedy_pick's {index, status}).
-    const int32_t index = pick_host_.get()[0], status = pick_host_.get()[1];
-    pick.index = index;
-    pick.row = status == kGreedyNan      ? GreedyPick::Row::NaN
-               : status == kGreedyPosInf ? GreedyPick::Row::PosInf
-               : status == kGreedyAllNegInf ? GreedyPick::Row::AllNegInf
-                                            : GreedyPick::Row::Ok;
+    pick = picked(0);
+    return true;
+  }
+
+  // Verification chunks of up to kPickRows tokens: every row's lm_head as forward() computes it (the same
+  // multi-token GEMV, so the same bits), then its pick on the device; 8 bytes a row to the host instead of the row.
+  bool forward_greedy_rows(SequenceState& state, std::span<const int32_t> tokens,
+                           std::span<GreedyPick> picks) const override {
+    const int64_t T = int64_t(tokens.size());
+    if (T < 1 || T > kPickRows || T > opts_.prefill_chunk || int64_t(picks.size()) != T) return false;
+    auto& st = dynamic_cast<CudaQwenState&>(state);
+    qwen::check_forward_input(cfg_, st.pos, tokens);
+    std::lock_guard<std::mutex> lock(mu_);
+    run_chunks(st, tokens, nullptr, true, true);
+    for (int64_t r = 0; r < T; r++) picks[size_t(r)] = picked(r);
     return true;
   }
 
   // The MTP head over the pairs (h_s, x_{s+1}) of the last forward call (models/qwen_hybrid/mtp.cpp).
   void draft(SequenceState& state, std::span<const int32_t> next_tokens, std::vector<float>& logits,
              bool all_positions) const override {
+    auto& st = draft_state(state, next_tokens);
+    const int64_t T = int64_t(next_tokens.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    logits.resize(size_t((all_positions ? T : 1) * cfg_.vocab_size));
+    run_draft(st, next_tokens, logits.data(), all_positions, false);
+  }
+
+  // The head's guess for the last pair, picked on the device (8 bytes to the host instead of the row).
+  bool draft_greedy(SequenceState& state, std::span<const int32_t> next_tokens, GreedyPick& pick) const override {
+    if (!w_.mtp) return false;
+    auto& st = draft_state(state, next_tokens);
+    std::lock_guard<std::mutex> lock(mu_);
+    run_draft(st, next_tokens, nullptr, false, true);
+    pick = picked(0);
+    return true;
+  }
+
+  // The state of a draft call, after the checks every draft call makes.
+  CudaQwenState& draft_state(SequenceState& state, std::span<const int32_t> next_tokens) const {
     if (!w_.mtp) throw Error(ErrorKind::Unsupported, "this model has no MTP draft head");
     auto& st = dynamic_cast<CudaQwenState&>(state);
     const int64_t V = cfg_.vocab_size, T = int64_t(next_tokens.size());
@@ -305,16 +332,43 @@ class CudaQwenModel : public Model {
                                                   " tokens (the positions of the last forward call)");
     for (auto t : next_tokens)
       if (t < 0 || t >= V) throw Error(ErrorKind::InvalidArgument, "draft: token id " + std::to_string(t) + " out of range");
-    std::lock_guard<std::mutex> lock(mu_);
+    return st;
+  }
+
+  // The draft head in chunks of at most prefill_chunk pairs: the logits of every pair (all_positions) or of the
+  // last into out, or (pick) the last pair's greedy pick into pick_host_.
+  void run_draft(CudaQwenState& st, std::span<const int32_t> next_tokens, float* out, bool all_positions,
+                 bool pick) const {
+    const int64_t V = cfg_.vocab_size, T = int64_t(next_tokens.size());
     reserve(st, st.mtp_pos + T);
-    logits.resize(size_t((all_positions ? T : 1) * V));
     for (int64_t c0 = 0; c0 < T; c0 += opts_.prefill_chunk) {
       const int64_t n = std::min(opts_.prefill_chunk, T - c0);
       const bool last = c0 + n == T;
-      float* out = all_positions ? logits.data() + c0 * V : last ? logits.data() : nullptr;
+      float* rows = out && all_positions ? out + c0 * V : out && last ? out : nullptr;
       run_draft_chunk(st, next_tokens.subspan(size_t(c0), size_t(n)), st.last_hidden.get() + c0 * cfg_.hidden_size,
-                      out, all_positions);
+                      rows, all_positions, pick && last);
     }
+  }
+
+  // Row r's pick as greedy_pick left it in pick_host_ ({index, status}).
+  GreedyPick picked(int64_t r) const {
+    const int32_t index = pick_host_.get()[2 * r], status = pick_host_.get()[2 * r + 1];
+    GreedyPick pick;
+    pick.index = index;
+    pick.row = status == kGreedyNan      ? GreedyPick::Row::NaN
+               : status == kGreedyPosInf ? GreedyPick::Row::PosInf
+               : status == kGreedyAllNegInf ? GreedyPick::Row::AllNegInf
+                                            : GreedyPick::Row::Ok;
+    return pick;
+  }
+
+  // Each of the first `rows` logits rows in logits_dev_ picked on the device, {index, status} a row into
+  // pick_host_ (one copy), then the stream is synchronised.
+  void pick_rows(int64_t rows) const {
+    const int64_t V = cfg_.vocab_size;
+    for (int64_t r = 0; r < rows; r++) greedy_pick(ctx_, logits_dev_.get() + r * V, V, pick_dev_.get() + 2 * r);
+    DS4_CUDA_CHECK(cudaMemcpyAsync(pick_host_.get(), pick_dev_.get(), size_t(2 * rows) * sizeof(int32_t),
+                                   cudaMemcpyDeviceToHost, ctx_.stream()));
   }
 
   // Grows the caches of the attention layers to hold `need` positions (powers of two from 1024), keeping
@@ -409,6 +463,7 @@ class CudaQwenModel : public Model {
 
  private:
   static constexpr int64_t kHeadRows = 256;  // logits rows computed per lm_head launch when all positions are asked
+  static constexpr int64_t kPickRows = 8;    // rows forward_greedy_rows picks on the device
 
   template <class T>
   DeviceBuffer<T> zeros(size_t n) const {
@@ -466,7 +521,8 @@ class CudaQwenModel : public Model {
 
   // One chunk (at most prefill_chunk tokens) from the state's position. out: the host logits of every row
   // (all_positions) or of the last row, or null when this is not the last chunk.
-  // pick: instead of copying the last row's logits out, leave its greedy pick in pick_host_ (greedy_pick).
+  // pick: instead of copying logits out, leave the greedy pick of the last row (or, all_positions, of every row:
+  // at most kPickRows) in pick_host_ (greedy_pick).
   void run_chunk(CudaQwenState& st, std::span<const int32_t> tokens, int64_t row0, float* out,
                  bool all_positions, bool pick = false) const {
     const int64_t T = int64_t(tokens.size()), V = cfg_.vocab_size, H = cfg_.hidden_size;
@@ -494,9 +550,9 @@ class CudaQwenModel : public Model {
       profiler_.collect();
     }
     if (pick) {
-      greedy_pick(ctx_, logits_dev_.get(), V, pick_dev_.get());
-      DS4_CUDA_CHECK(cudaMemcpyAsync(pick_host_.get(), pick_dev_.get(), 2 * sizeof(int32_t), cudaMemcpyDeviceToHost,
-                                     ctx_.stream()));
+      // Every row: its lm_head row as the out path below computes it (the same GEMV call, the same bits).
+      if (rows_all) linear(ctx_, hidden_.get(), T, H, w_.head().p(), V, logits_dev_.get());
+      pick_rows(rows_all ? T : 1);
       if (timed) step_clock_.end(ctx_.stream());
       ctx_.synchronize();
       if (timed) step_clock_.collect();
@@ -534,7 +590,7 @@ class CudaQwenModel : public Model {
 
   // models/qwen_hybrid/mtp.cpp: mtp_forward over one chunk of pairs, then the shared lm_head.
   void run_draft_chunk(CudaQwenState& st, std::span<const int32_t> tokens, const float* hid, float* out,
-                       bool all_positions) const {
+                       bool all_positions, bool pick) const {
     const Config& c = cfg_;
     const DMtp& m = *w_.mtp;
     const int64_t T = int64_t(tokens.size()), H = c.hidden_size, V = c.vocab_size, N = m.attn.proj.rows;
@@ -572,6 +628,12 @@ class CudaQwenModel : public Model {
     add(ctx_, u, o, u, T * H);
     rms_norm_offset(ctx_, u, m.norm.p(), a, T, H, H, eps);
     st.mtp_pos += T;
+    if (pick) {  // the last pair's row, as the out path computes it (one row: the same GEMV call)
+      linear(ctx_, a + (T - 1) * H, 1, H, w_.head().p(), V, logits_dev_.get());
+      pick_rows(1);
+      ctx_.synchronize();
+      return;
+    }
     if (!out) {
       ctx_.synchronize();
       return;
