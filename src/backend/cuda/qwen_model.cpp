@@ -362,8 +362,8 @@ class CudaQwenModel : public Model {
     return pick;
   }
 
-  // Each of the first `rows` logits rows in logits_dev_ picked on the device, {index, status} a row into
-  // pick_host_ (one copy), then the stream is synchronised.
+  // Each of the first `rows` logits rows in logits_dev_ picked on the device, {index, status} a row copied into
+  // pick_host_ (one copy, queued: the caller synchronises before it reads picked()).
   void pick_rows(int64_t rows) const {
     const int64_t V = cfg_.vocab_size;
     for (int64_t r = 0; r < rows; r++) greedy_pick(ctx_, logits_dev_.get() + r * V, V, pick_dev_.get() + 2 * r);
