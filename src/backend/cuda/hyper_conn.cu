@@ -63,48 +63,6 @@ __device__ __forceinline__ int64_t plane_slot(int64_t k, int64_t n) {
   return ((k & 7) >> 2) * (n >> 1) + ((k >> 3) << 2) + (k & 3);
 }
 
-// Sums each of v[0..V) over the L lanes of a team (aligned groups of L consecutive lanes; V and L powers of two)
-// by recursive halving: at each step a lane keeps half of its values and adds its partner's copy of that half,
-// sending the other half (the kernels reduce 2 rows at a time: 5 shuffles over a warp instead of 10, 3 over a
-// team of 8 instead of 6). Afterwards, with l = lane % L:
-// V >= L: v[k] (k < V / L) holds the total of value l * (V / L) + k; V < L: v[0] holds the total of value
-// l / (L / V) (the same in all L / V lanes of a subgroup).
-template <int N, int O, int V>
-__device__ __forceinline__ void team_sum_step(float (&v)[V], int lane) {
-  if constexpr (O >= 1) {
-    if constexpr (N > 1) {
-      const bool upper = (lane & O) != 0;
-#pragma unroll
-      for (int k = 0; k < N / 2; k++) {
-        const float send = upper ? v[k] : v[k + N / 2];
-        const float keep = upper ? v[k + N / 2] : v[k];
-        v[k] = keep + __shfl_xor_sync(0xffffffffu, send, O);
-      }
-      team_sum_step<N / 2, O / 2, V>(v, lane);
-    } else {
-      v[0] += __shfl_xor_sync(0xffffffffu, v[0], O);
-      team_sum_step<1, O / 2, V>(v, lane);
-    }
-  }
-}
-template <int V, int L>
-__device__ __forceinline__ void team_sum_scatter(float (&v)[V]) {
-  static_assert(V > 0 && (V & (V - 1)) == 0 && L > 0 && L <= 32 && (L & (L - 1)) == 0, "powers of two");
-  team_sum_step<V, L / 2, V>(v, int(threadIdx.x & 31));
-}
-
-// Calls put(index, total) once for each value of a team_sum_scatter<V, L> result (each by one lane).
-template <int V, int L, class Put>
-__device__ __forceinline__ void team_sum_results(const float (&v)[V], Put put) {
-  const int l = int(threadIdx.x & 31) % L;
-  if constexpr (V >= L) {
-#pragma unroll
-    for (int k = 0; k < V / L; k++) put(l * (V / L) + k, v[k]);
-  } else {
-    if (l % (L / V) == 0) put(l / (L / V), v[0]);
-  }
-}
-
 struct LowArgs {
   const float* x;    // [T][D]
   const bf16* norm;  // [D] or null (then 1 + 0)
@@ -195,8 +153,8 @@ __global__ void __maxnreg__(kLowMaxRegs) hc_low_kernel(LowArgs a) {
         }
       }
       // One reduction per token, so a token's sums do not depend on how many tokens share the call.
-      team_sum_scatter<kLowRows, 32>(acc);
-      team_sum_results<kLowRows, 32>(acc, [&](int i, float sum) { part[c][i][t] = sum; });
+      detail::team_sum_scatter<kLowRows, 32>(acc);
+      detail::team_sum_results<kLowRows, 32>(acc, [&](int i, float sum) { part[c][i][t] = sum; });
       ss = detail::warp_sum(ss);
       if (lane == 0) ssp[c][t] = ss;
     }
@@ -348,8 +306,8 @@ __global__ void __launch_bounds__(kThreads, 2) hc_up_kernel(UpArgs a) {
     float v[kUpRowsPerTeam];
 #pragma unroll
     for (int u = 0; u < kUpRowsPerTeam; u++) v[u] = acc[u * NT + t];
-    team_sum_scatter<kUpRowsPerTeam, kTeam>(v);
-    team_sum_results<kUpRowsPerTeam, kTeam>(v, [&](int u, float sum) {
+    detail::team_sum_scatter<kUpRowsPerTeam, kTeam>(v);
+    detail::team_sum_results<kUpRowsPerTeam, kTeam>(v, [&](int u, float sum) {
       const int q = team + (kThreads / kTeam) * u;
       if (q < rows) sig[t * kUpRows + q] = detail::sigmoid(sum);
     });

@@ -58,44 +58,64 @@ __global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* 
 // dependent fmafs set the time (32 us a decode step at D = 128 and 16 heads under Nsight Compute, whatever the
 // context beyond the budget), here one chain does (10.7 us; an attention layer's decode step after a
 // 4096-token prompt 176 -> 152 us).
-constexpr int kScoreThreads = 256;
+constexpr int kScoreThreads = 256;       // the most threads a block has (IH above 256: each loops)
+__host__ __device__ inline int score_row(int D) { return (D + 3) / 4 * 4 + 4; }
+constexpr int kScoreBlockThreads = 128;  // (head, pooled block) pairs per block when IH <= 128
 
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
                  int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  extern __shared__ float sm[];
-  float* q_s = sm;                   // [IH][D]
-  float* k_s = q_s + IH * D;         // [nsb][D + 1]: rows padded by one float (lanes read different rows)
-  float* rel = k_s + nsb * (D + 1);  // [IH][nsb]: relu(q_h . key_b)
+  extern __shared__ __align__(16) float sm[];
+  // Rows of the query's heads and of the keys padded to kp = D rounded up to 4, plus 4 floats: 16-byte aligned for
+  // float4 reads, and the 8 rows that a quarter-warp's float4 reads touch start on different groups of 4 banks.
+  const int di = int(D), kp = score_row(di);
+  float* q_s = sm;                    // [IH][kp]
+  float* k_s = q_s + IH * kp;         // [nsb][kp]
+  float* rel = k_s + nsb * kp;        // [IH][nsb]: relu(q_h . key_b)
   // The staging takes 32-bit offsets (select_impl bounds IH * D and nsb * D), and the query is loaded while the
   // position is read: with 64-bit divisions per element and the position first, staging took 6.2 of the
   // kernel's 9 us after the wait on the H200 (trace marks, 4096- and 32768-token prompts).
+  // The keys are staged together with the query and the position, not after the position (two round trips
+  // before the dots): the rows up to nb_max exist, and rows past this query's blocks are staged but never scored.
   const int64_t t = blockIdx.y, b0 = int64_t(blockIdx.x) * nsb;
   if (pos0_dev) pos0 = *pos0_dev;
-  const int ihd = int(IH * D), di = int(D), nkd = int(nsb * D);
+  const int ihd = int(IH * D), nkd = int(nsb * D);
+  const int stored = int(detail::imax(0, detail::imin(nsb, nb_max - b0))) * di;  // elements of rows below nb_max
   const float* qt = q + t * IH * D;
-#pragma unroll 4
-  for (int i = int(threadIdx.x); i < ihd; i += int(blockDim.x)) q_s[i] = qt[i];
-  const int64_t nb = (pos0 + t + 1) / R;
-  if (nb <= block_topk || b0 >= nb) return;  // whole block uniform: no barrier is skipped by only some threads
-  const int have = int(detail::imin(nsb, nb - b0)) * di;  // elements of the pooled blocks that exist
   const float* kt = block_keys + b0 * D;
-#pragma unroll 4
+#pragma unroll 16
+  for (int i = int(threadIdx.x); i < ihd; i += int(blockDim.x)) {
+    const int h = i / di, e = i - h * di;
+    q_s[h * kp + e] = qt[i];
+  }
+#pragma unroll 8
   for (int i = int(threadIdx.x); i < nkd; i += int(blockDim.x)) {
     const int bl = i / di, e = i - bl * di;
-    k_s[bl * (di + 1) + e] = i < have ? kt[i] : 0.0f;
+    k_s[bl * kp + e] = i < stored ? kt[i] : 0.0f;
   }
+  const int64_t nb = (pos0 + t + 1) / R;
+  if (nb <= block_topk || b0 >= nb) return;  // whole block uniform: no barrier is skipped by only some threads
   __syncthreads();
   pdl.mark(0);  // trace builds: q and the keys staged
-  // Threads of a warp share h (q read as a broadcast) and take consecutive pooled blocks.
-  for (int64_t i = threadIdx.x; i < IH * nsb; i += blockDim.x) {
-    const int64_t h = i / nsb, bl = i % nsb;
-    const float* qh = q_s + h * D;
-    const float* kb = k_s + bl * (D + 1);
+  // Threads of a warp share h (q read as a broadcast) and take consecutive pooled blocks. Each dot is one fmaf
+  // chain over e in order, its operands read 4 at a time (read one by one, the chain took 1.9 us after a
+  // 4096-token prompt: the shared-memory reads, not the fmafs, set its pace).
+  const int d4 = di / 4 * 4;
+  for (int i = int(threadIdx.x); i < int(IH * nsb); i += int(blockDim.x)) {
+    const int h = i / int(nsb), bl = i % int(nsb);
+    const float* qh = q_s + h * kp;
+    const float* kb = k_s + bl * kp;
     float d = 0.0f;
-#pragma unroll 8
-    for (int64_t e = 0; e < D; e++) d = fmaf(qh[e], kb[e], d);
+#pragma unroll 4
+    for (int e = 0; e < d4; e += 4) {
+      const float4 qa = *reinterpret_cast<const float4*>(qh + e), ka = *reinterpret_cast<const float4*>(kb + e);
+      d = fmaf(qa.x, ka.x, d);
+      d = fmaf(qa.y, ka.y, d);
+      d = fmaf(qa.z, ka.z, d);
+      d = fmaf(qa.w, ka.w, d);
+    }
+    for (int e = d4; e < di; e++) d = fmaf(qh[e], kb[e], d);
     rel[i] = fmaxf(d, 0.0f);
   }
   __syncthreads();
@@ -120,19 +140,34 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
                               int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
+  int* chosen = reinterpret_cast<int*>(smem);                  // [block_topk]
+  int* sorted = chosen + block_topk;                           // [block_topk]
+  void* topk_smem = sorted + block_topk;                       // 8 * block_topk bytes in: 8-byte aligned
+  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) +
+                                         (detail::topk_smem_bytes(nb_max) + 3) / 4 * 4);  // [nb_max]
+  const int64_t t = blockIdx.x;
+  // The scores (when the call has them) are staged together with the position, not after it (two round trips
+  // before the selection): the row has nb_max entries, those past this query's blocks are never ranked.
+  if (scores) {
+    const float* row = scores + t * nb_max;
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < nb_max; i += blockDim.x) vals[i] = row[i];
+  }
   if (pos0_dev) pos0 = *pos0_dev;
-  const int64_t t = blockIdx.x, p = pos0 + t, nb = (p + 1) / R;
+  const int64_t p = pos0 + t, nb = (p + 1) / R;
   int32_t* out = sel + t * stride;
   if (nb <= block_topk) {
     for (int64_t i = threadIdx.x; i <= p; i += blockDim.x) out[i] = int32_t(i);
     if (threadIdx.x == 0) count[t] = int32_t(p + 1);
     return;
   }
-  int* chosen = reinterpret_cast<int*>(smem);                  // [block_topk]
-  int* sorted = chosen + block_topk;                           // [block_topk]
-  void* topk_smem = sorted + block_topk;                       // 8 * block_topk bytes in: 8-byte aligned
-  const float* row = scores + t * nb_max;
-  detail::block_topk([row](int i) { return row[i]; }, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
+  __syncthreads();  // vals
+  pdl.mark(1);  // trace builds: the position and the scores read
+  const auto value = [vals](int i) { return vals[i]; };
+  if (nb <= detail::kTopkRankMaxN)
+    detail::block_topk_rank(value, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
+  else
+    detail::block_topk(value, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
   pdl.mark(0);  // trace builds: the top-k
   // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
   for (int64_t i = threadIdx.x; i < block_topk; i += blockDim.x) {
@@ -175,15 +210,19 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     detail::require_supported(IH * D < (int64_t(1) << 24), "qsa_select: indexer heads x head dim too large");
     scores = ctx.scratch().take<float>(size_t(T * nb_max));
     replay = ctx.scratch().take<detail::Item>(size_t(T * nb_max));
-    // Pooled blocks per CUDA block: one thread per (head, pooled block) when IH <= kScoreThreads.
-    const int64_t nsb = detail::imax(1, kScoreThreads / IH);
-    const size_t score_smem = size_t(IH * D + nsb * (D + 1) + IH * nsb) * sizeof(float);
+    // Pooled blocks per CUDA block: one thread per (head, pooled block), kScoreBlockThreads of them when IH
+    // allows (a block of 256 threads took 16 pooled blocks and read 16 x 16 x 128 keys from shared memory on one
+    // multiprocessor: 1.8 us of dots after a 4096-token prompt; 128 threads spread them over twice the blocks).
+    const int64_t nsb = detail::imax(1, kScoreBlockThreads / IH);
+    const size_t score_smem = size_t((IH + nsb) * score_row(int(D)) + IH * nsb) * sizeof(float);
     detail::allow_smem(ctx, score_kernel, score_smem);
     const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
-    detail::launch(ctx, score_kernel, grid, kScoreThreads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
+    const int threads = IH * nsb <= kScoreBlockThreads ? kScoreBlockThreads : kScoreThreads;
+    detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
                    block_topk, nb_max, nsb, scores);
     DS4_CUDA_CHECK_LAUNCH();
-    select_smem = size_t(2 * block_topk) * sizeof(int) + detail::topk_smem_bytes(nb_max);
+    select_smem = size_t(2 * block_topk) * sizeof(int) + (detail::topk_smem_bytes(nb_max) + 3) / 4 * 4 +
+                  size_t(nb_max) * sizeof(float);
     detail::allow_smem(ctx, select_kernel, select_smem);
   }
   detail::launch(ctx, select_kernel, unsigned(T), 256, select_smem, scores, pos0.dev, pos0.bound, R, block_topk, nb_max,

@@ -1,5 +1,5 @@
 // The public top-k: one warp per row over warp_topk_small (k <= 32, n <= 1024), else one block per row over
-// block_topk_small (k <= 32) or block_topk (topk.cuh).
+// block_topk_small (k <= 32), block_topk_rank (n <= 1024) or block_topk (topk.cuh).
 #include "backend/cuda/topk.cuh"
 
 namespace ds4::cuda {
@@ -15,6 +15,8 @@ __global__ void topk_kernel(const float* v, int64_t n, int64_t stride, int64_t k
   const float* row = v + r * stride;
   if (k <= detail::kTopkSmallMax)
     detail::block_topk_small([row](int i) { return row[i]; }, int(n), int(k), smem, replay + r * n, idx + r * k);
+  else if (n <= detail::kTopkRankMaxN)
+    detail::block_topk_rank([row](int i) { return row[i]; }, int(n), int(k), smem, replay + r * n, idx + r * k);
   else
     detail::block_topk([row](int i) { return row[i]; }, int(n), int(k), smem, replay + r * n, idx + r * k);
 }

@@ -6,9 +6,10 @@
 // the CPU's choice among them depends on its algorithm: one thread replays it (rare: exact ties at the
 // boundary) and the chosen items are ordered by key.
 //
-// Two selections, with identical results:
+// Three selections, with identical results:
 // - block_topk (any k): one bitonic sort of all keys in shared memory; a straddling row marks the replay's
 //   choice and sorts again.
+// - block_topk_rank (any k, n <= kTopkRankMaxN): each element's rank counted over all keys; no sort.
 // - warp_topk_small / block_topk_small (k <= kTopkSmallMax): k + 1 rounds of an arg-max over the keys, each
 //   round taking the largest key below the previous round's winner. Round j's winner is the j-th key of the
 //   sorted row, so rounds 0..k-1 give the top k in order and round k the (k+1)-th key for the straddle check;
@@ -41,8 +42,12 @@ __host__ __device__ inline int topk_pow2(int64_t n) {
   while (p < n) p <<= 1;
   return p;
 }
-// Shared memory of block_topk for rows of up to n values.
-inline size_t topk_smem_bytes(int64_t n) { return size_t(topk_pow2(n)) * 8 + size_t(n); }
+// Shared memory of block_topk (keys and marks) or block_topk_rank (keys and the two boundary keys) for rows of up
+// to n values.
+__host__ __device__ inline size_t topk_smem_bytes(int64_t n) {
+  const size_t sort = size_t(topk_pow2(n)) * 8 + size_t(n), rank = size_t(n) * 8 + 16;
+  return sort > rank ? sort : rank;
+}
 
 __device__ inline void bitonic_sort_desc(unsigned long long* keys, int npow2) {
   for (int size = 2; size <= npow2; size <<= 1)
@@ -273,6 +278,49 @@ __device__ void block_topk_small(Value value, int n, int k, void* smem, Item* re
   }
   // Block-uniform: every thread read the same maxima.
   if (k < n && (kth >> 32) == (next >> 32)) {
+    if (tid == 0) {
+      for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
+      replay_and_order(replay, n, k);
+      for (int i = 0; i < k; i++) out[i] = replay[i].i;
+    }
+  }
+  __syncthreads();
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Selection by ranks, for rows of at most kTopkRankMaxN values (any k)
+// ----------------------------------------------------------------------------------------------------------
+// Keys are unique, so an element's place in the descending order is the number of keys above its own: the top k
+// are the elements ranked below k, each written straight to out[rank], with no sort. The rank loop reads every key
+// once per element (n^2 compares spread over the block, the keys read as broadcasts), against the bitonic sort's
+// log2(n)^2 / 2 barrier-separated stages: at n = 64 (the QSA selection after a 4096-token prompt) the sort took
+// 2.8 us of the selection kernel on the H200. Past about a thousand elements the n^2 compares cost more.
+constexpr int kTopkRankMaxN = 1024;
+
+// The third selection with block_topk's results: all threads of the block call it; value(i) gives element i < n,
+// 1 <= k <= n <= kTopkRankMaxN; smem: topk_smem_bytes(n) bytes (8-byte aligned); replay: n items of global
+// scratch for this row. out[0..k): indices by value descending, equal values by ascending index. Ends with a
+// barrier: out may be shared memory read right after.
+template <class Value>
+__device__ void block_topk_rank(Value value, int n, int k, void* smem, Item* replay, int* out) {
+  auto* keys = static_cast<unsigned long long*>(smem);
+  unsigned long long* edge = keys + n;  // [2]: the keys ranked k - 1 and k
+  const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  for (int i = tid; i < n; i += nt) keys[i] = topk_key(value(i), i);
+  if (tid < 2) edge[tid] = 0ull;
+  __syncthreads();
+  for (int i = tid; i < n; i += nt) {
+    const unsigned long long key = keys[i];
+    int rank = 0;
+#pragma unroll 8
+    for (int j = 0; j < n; j++) rank += keys[j] > key ? 1 : 0;
+    if (rank < k) out[rank] = i;
+    if (rank == k - 1) edge[0] = key;
+    if (rank == k) edge[1] = key;
+  }
+  __syncthreads();
+  // Block-uniform: when the k-th and (k+1)-th keys carry the same value, the CPU's choice is replayed.
+  if (k < n && (edge[0] >> 32) == (edge[1] >> 32)) {
     if (tid == 0) {
       for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
       replay_and_order(replay, n, k);
