@@ -170,14 +170,23 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
     detail::block_topk(value, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
   pdl.mark(0);  // trace builds: the top-k
   // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
-  for (int64_t i = threadIdx.x; i < block_topk; i += blockDim.x) {
+  // 32-bit: positions are int32 lists (a 64-bit division per position was most of this tail).
+  const int k = int(block_topk), r = int(R);
+  for (int i = int(threadIdx.x); i < k; i += int(blockDim.x)) {
+    const int c = chosen[i];
     int rank = 0;
-    for (int64_t j = 0; j < block_topk; j++) rank += chosen[j] < chosen[i];
-    sorted[rank] = chosen[i];
+#pragma unroll 8
+    for (int j = 0; j < k; j++) rank += chosen[j] < c ? 1 : 0;
+    sorted[rank] = c;
   }
   __syncthreads();
   const int64_t sel_n = block_topk * R;
-  for (int64_t i = threadIdx.x; i < sel_n; i += blockDim.x) out[i] = int32_t(int64_t(sorted[i / R]) * R + i % R);
+  // A warp per chosen block, its lanes over the block's positions.
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), nw = int(blockDim.x >> 5);
+  for (int b = warp; b < k; b += nw) {
+    const int base = sorted[b] * r;
+    for (int o = lane; o < r; o += 32) out[b * r + o] = base + o;
+  }
   for (int64_t i = nb * R + threadIdx.x; i <= p; i += blockDim.x) out[sel_n + i - nb * R] = int32_t(i);
   if (threadIdx.x == 0) count[t] = int32_t(sel_n + p + 1 - nb * R);
 }
