@@ -6,6 +6,7 @@
 #include "cuda_test_util.h"
 
 #include <cmath>
+#include <functional>
 
 #include "backend/cpu/linear.h"
 #include "backend/cpu/topk.h"
@@ -69,14 +70,15 @@ TEST(CudaQsa, MatchesCpuSelectionAcrossChunks) {
   EXPECT_GT(pos0 / R, K) << "the test must reach positions where selection happens";
 }
 
-// Scores built from one non-zero coordinate are exact products, so GPU and CPU scores are bitwise equal and the
-// many equal scores (repeated levels, relu zeros) must be resolved exactly as cpu::topk_indices resolves them.
-void check_tied_selection(int64_t R, int64_t K, int64_t pos0, int64_t T) {
+// Scores built from one non-zero coordinate are exact products, so GPU and CPU scores are bitwise equal and equal
+// scores (repeated levels, relu zeros) must be resolved exactly as cpu::topk_indices resolves them. level(b): pooled
+// block b's coordinate (an integer, so that every product and sum is exact).
+void check_selection(int64_t R, int64_t K, int64_t pos0, int64_t T, const std::function<float(int64_t)>& level) {
   const int64_t IH = 4, D = 32, nb_max = (pos0 + T) / R;
   std::vector<float> q(size_t(T * IH * D), 0.0f), bk(size_t(nb_max * D), 0.0f);
   for (int64_t t = 0; t < T; t++)
     for (int64_t h = 0; h < IH; h++) q[size_t((t * IH + h) * D)] = 0.5f + 0.25f * float((t + h) % 3);
-  for (int64_t b = 0; b < nb_max; b++) bk[size_t(b * D)] = float(int64_t((b * 7919) % 5) - 2);  // -2..2: zeros tie
+  for (int64_t b = 0; b < nb_max; b++) bk[size_t(b * D)] = level(b);
   auto dq = upload(q), dbk = upload(bk);
   const int64_t stride = qsa_list_stride(K, R);
   auto sel = nan_buffer<int32_t>(size_t(T * stride));
@@ -107,10 +109,30 @@ void check_tied_selection(int64_t R, int64_t K, int64_t pos0, int64_t T) {
   }
 }
 
+void check_tied_selection(int64_t R, int64_t K, int64_t pos0, int64_t T) {
+  check_selection(R, K, pos0, T, [](int64_t b) { return float(int64_t((b * 7919) % 5) - 2); });  // -2..2: zeros tie
+}
+
 TEST(CudaQsa, TiedScoresSelectLikeTheCpu) {
   check_tied_selection(4, 4, 1000, 30);   // about 256 blocks: crosses the CPU's partial_sort / nth_element switch
   check_tied_selection(64, 32, 3000, 5);  // the real ratio and budget
   check_tied_selection(8, 4, 10, 40);     // queries on both sides of "every block fits the budget"
+}
+
+// Selections without a tie at the k-th place (the set found by its value bits, no replay): distinct levels over
+// hundreds of blocks (relu zeros tie far below the budget), and equal levels at the k-th and (k-1)-th places with
+// a lower (k+1)-th, where both equal blocks are chosen.
+TEST(CudaQsa, DistinctAndBoundaryEqualScoresSelectLikeTheCpu) {
+  // 7919 is invertible mod 1009, so the levels -300..708 are distinct for b < 1009.
+  const auto distinct = [](int64_t b) { return float(int64_t((b * 7919) % 1009) - 300); };
+  check_selection(4, 32, 2800, 3, distinct);  // about 700 blocks
+  check_selection(4, 32, 200, 3, distinct);   // about 50 blocks
+  check_selection(64, 32, 40000, 2, distinct);  // about 625 blocks at the real ratio and budget
+  const auto pair = [](int64_t b) {  // 30 blocks above 1000, two at 500, then levels below 500 (with ties)
+    return b < 30 ? float(1000 + (b * 7) % 30) : b < 32 ? 500.0f : float((b * 7919) % 397);
+  };
+  check_selection(4, 32, 2800, 3, pair);
+  check_selection(4, 32, 500, 2, pair);
 }
 
 }  // namespace

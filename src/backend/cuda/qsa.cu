@@ -136,15 +136,27 @@ __global__ void __launch_bounds__(kScoreThreads)
 
 // One block per query: top-k blocks (or all positions when every block fits the budget), sorted ascending,
 // expanded to positions, then the incomplete tail block.
+// Up to this many pooled blocks the ranking by counting is cheaper than the radix search's four passes (n^2 / 256
+// compares a thread: 256 at n = 256, about the radix passes' cost; by that estimate, not measured). On the H200,
+// one call, 8 layers: after a 32768-token prompt (512 blocks) the radix search against the ranking 834.4 against
+// 828.4 tok/s, after 4096 (64 blocks) 838.4 against 843.2: both within the spread of the rounds.
+constexpr int64_t kSelectSetMinN = 256;
+
+// Shared memory of a selection among up to n pooled blocks: block_topk_set's, or the ranking's or the sort's.
+__host__ __device__ inline size_t select_topk_bytes(int64_t n) {
+  const size_t a = detail::topk_smem_bytes(n), b = detail::topk_set_smem_bytes(n);
+  return ((a > b ? a : b) + 3) / 4 * 4;
+}
+
 __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int64_t pos0, int64_t R, int64_t block_topk,
-                              int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride) {
+                              int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride,
+                              bool radix) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) unsigned char smem[];
   int* chosen = reinterpret_cast<int*>(smem);                  // [block_topk]
   int* sorted = chosen + block_topk;                           // [block_topk]
   void* topk_smem = sorted + block_topk;                       // 8 * block_topk bytes in: 8-byte aligned
-  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) +
-                                         (detail::topk_smem_bytes(nb_max) + 3) / 4 * 4);  // [nb_max]
+  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) + select_topk_bytes(nb_max));  // [nb_max]
   const int64_t t = blockIdx.x;
   // The scores (when the call has them) are staged together with the position, not after it (two round trips
   // before the selection): the row has nb_max entries, those past this query's blocks are never ranked.
@@ -164,22 +176,27 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
   __syncthreads();  // vals
   pdl.mark(1);  // trace builds: the position and the scores read
   const auto value = [vals](int i) { return vals[i]; };
-  if (nb <= detail::kTopkRankMaxN)
-    detail::block_topk_rank(value, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
-  else
-    detail::block_topk(value, int(nb), int(block_topk), topk_smem, replay + t * nb_max, chosen);
-  pdl.mark(0);  // trace builds: the top-k
-  // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
-  // 32-bit: positions are int32 lists (a 64-bit division per position was most of this tail).
   const int k = int(block_topk), r = int(R);
-  for (int i = int(threadIdx.x); i < k; i += int(blockDim.x)) {
-    const int c = chosen[i];
-    int rank = 0;
+  // Past kSelectSetMinN blocks the chosen set straight in ascending order; when equal scores straddle the k-th
+  // place (the CPU's choice is replayed), for fewer blocks, or with DS4_CUDA_SELECT_RADIX=0, the top-k by value and
+  // then its ascending order.
+  if (!radix || nb <= kSelectSetMinN || !detail::block_topk_set(value, int(nb), k, topk_smem, sorted)) {
+    if (nb <= detail::kTopkRankMaxN)
+      detail::block_topk_rank(value, int(nb), k, topk_smem, replay + t * nb_max, chosen);
+    else
+      detail::block_topk(value, int(nb), k, topk_smem, replay + t * nb_max, chosen);
+    // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
+    // 32-bit: positions are int32 lists (a 64-bit division per position was most of this tail).
+    for (int i = int(threadIdx.x); i < k; i += int(blockDim.x)) {
+      const int c = chosen[i];
+      int rank = 0;
 #pragma unroll 8
-    for (int j = 0; j < k; j++) rank += chosen[j] < c ? 1 : 0;
-    sorted[rank] = c;
+      for (int j = 0; j < k; j++) rank += chosen[j] < c ? 1 : 0;
+      sorted[rank] = c;
+    }
+    __syncthreads();
   }
-  __syncthreads();
+  pdl.mark(0);  // trace builds: the chosen blocks in ascending order
   const int64_t sel_n = block_topk * R;
   // A warp per chosen block, its lanes over the block's positions.
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), nw = int(blockDim.x >> 5);
@@ -230,12 +247,13 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
                    block_topk, nb_max, nsb, scores);
     DS4_CUDA_CHECK_LAUNCH();
-    select_smem = size_t(2 * block_topk) * sizeof(int) + (detail::topk_smem_bytes(nb_max) + 3) / 4 * 4 +
-                  size_t(nb_max) * sizeof(float);
+    select_smem = size_t(2 * block_topk) * sizeof(int) + select_topk_bytes(nb_max) + size_t(nb_max) * sizeof(float);
     detail::allow_smem(ctx, select_kernel, select_smem);
   }
+  // DS4_CUDA_SELECT_RADIX=0 (measurement) ranks or sorts every selection.
+  static const bool radix = detail::switch_on("DS4_CUDA_SELECT_RADIX");
   detail::launch(ctx, select_kernel, unsigned(T), 256, select_smem, scores, pos0.dev, pos0.bound, R, block_topk, nb_max,
-                                                                 replay, sel, count, stride);
+                 replay, sel, count, stride, radix);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
