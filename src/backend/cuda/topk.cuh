@@ -134,6 +134,16 @@ __device__ inline __noinline__ void replay_and_order(Item* replay, int n, int k)
   }
 }
 
+// The straddle path of the block selections: thread 0 replays the CPU's choice over the whole row (value(i) for
+// i < n) and writes the chosen indices, ordered by key descending, to out[0..k); the caller synchronises.
+template <class Value>
+__device__ void replay_to(Value value, int n, int k, Item* replay, int* out) {
+  if (threadIdx.x != 0) return;
+  for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
+  replay_and_order(replay, n, k);
+  for (int i = 0; i < k; i++) out[i] = replay[i].i;
+}
+
 // A lane's keys in descending order: a bitonic network over registers.
 template <int PER>
 __device__ __forceinline__ void sort_keys_desc(unsigned long long (&key)[PER]) {
@@ -279,13 +289,7 @@ __device__ void block_topk_small(Value value, int n, int k, void* smem, Item* re
     }
   }
   // Block-uniform: every thread read the same maxima.
-  if (k < n && (kth >> 32) == (next >> 32)) {
-    if (tid == 0) {
-      for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
-      replay_and_order(replay, n, k);
-      for (int i = 0; i < k; i++) out[i] = replay[i].i;
-    }
-  }
+  if (k < n && (kth >> 32) == (next >> 32)) replay_to(value, n, k, replay, out);
   __syncthreads();
 }
 
@@ -322,13 +326,7 @@ __device__ void block_topk_rank(Value value, int n, int k, void* smem, Item* rep
   }
   __syncthreads();
   // Block-uniform: when the k-th and (k+1)-th keys carry the same value, the CPU's choice is replayed.
-  if (k < n && (edge[0] >> 32) == (edge[1] >> 32)) {
-    if (tid == 0) {
-      for (int i = 0; i < n; i++) replay[i] = Item{value(i), i};
-      replay_and_order(replay, n, k);
-      for (int i = 0; i < k; i++) out[i] = replay[i].i;
-    }
-  }
+  if (k < n && (edge[0] >> 32) == (edge[1] >> 32)) replay_to(value, n, k, replay, out);
   __syncthreads();
 }
 
