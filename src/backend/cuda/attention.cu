@@ -261,32 +261,6 @@ constexpr size_t decode_smem_bytes() {
   return size_t(kThreads / 32) * kDecodeRing * 2 * HD * sizeof(bf16);
 }
 
-// Copies a lane's E bf16 of a K or V row into shared memory asynchronously (its bytes only, so the lane's own
-// cp.async.wait_group makes them visible to it).
-template <int E>
-__device__ __forceinline__ void copy_lane_async(bf16* dst, const bf16* src) {
-#ifdef __CUDA_ARCH__
-  const uint32_t d = uint32_t(__cvta_generic_to_shared(dst));
-  if constexpr (E == 8) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-  else if constexpr (E == 4) asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
-  else asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
-#else  // the CPU emulator: a plain copy
-  for (int e = 0; e < E; e++) dst[e] = src[e];
-#endif
-}
-__device__ __forceinline__ void commit_async() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-// Waits until at most N of the thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void wait_async() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#endif
-}
-
 // kFastExp: the online softmax's two exponentials per key and head take __expf (ex2.approx: two instructions
 // against expf's twenty or so). With 16 query heads per key head the kernel is bound by its instructions, not by
 // the keys' bytes (2112 keys x 32 heads x ~100 instructions a step after a 4096-token prompt: 10.7 us of its
@@ -326,15 +300,16 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
     if (i > 0 && (i & 31) == 0) rows32 = i + lane < count ? row_at(i + lane) : 0;
     const int64_t r = __shfl_sync(0xffffffffu, rows32, i & 31);
     bf16* slot = ring + (i % R) * 2 * HD;
-    copy_lane_async<E>(slot, kb + r * kv_stride);
-    copy_lane_async<E>(slot + HD, vb + r * kv_stride);
+    // A lane's E bf16 of the K and V rows (its bytes only, so its own wait makes them visible to it).
+    detail::cp_async<E * 2>(slot, kb + r * kv_stride);
+    detail::cp_async<E * 2>(slot + HD, vb + r * kv_stride);
   };
   // One commit group per group of G keys, empty ones included, so that "at most R / G - 1 groups in flight"
   // means that the group about to be read has landed.
 #pragma unroll
   for (int j = 0; j < R; j++) {
     if (j < count) issue(j);
-    if (j % G == G - 1) commit_async();
+    if (j % G == G - 1) detail::commit_async();
   }
   pdl.mark(0);  // trace builds: the count and rows read, the keys requested
 
@@ -353,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
 
   for (int i0 = 0; i0 < count; i0 += G) {
     const int valid = min(G, count - i0);
-    wait_async<R / G - 1>();
+    detail::wait_async<R / G - 1>();
     if (i0 == 0) pdl.mark(1);  // the first keys landed
     // The group's G x H dot products (value k * H + h), each lane's E dims, then summed over the warp by
     // recursive halving: afterwards lane l holds the total of value l / (32 / (G H)).
@@ -423,9 +398,9 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
 #pragma unroll
     for (int j = 0; j < G; j++)
       if (i0 + R + j < count) issue(i0 + R + j);
-    commit_async();
+    detail::commit_async();
   }
-  wait_async<0>();  // nothing of this thread's is in flight when the ring's bytes take the accumulators
+  detail::wait_async<0>();  // nothing of this thread's is in flight when the ring's bytes take the accumulators
 
   pdl.mark(2);  // warp 0's keys done
   __syncthreads();  // every warp is done with its ring

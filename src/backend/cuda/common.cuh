@@ -54,6 +54,41 @@ __device__ __forceinline__ uint4 ld_stream(const void* p) {
 #endif
 }
 
+// ----- asynchronous copies into shared memory (cp.async) -----
+// Bytes (4, 8 or 16) from global src to shared dst; the copying thread sees them after its own wait_async (or
+// wait_all_async). 16-byte copies bypass L1 (.cg), the smaller ones may not (.ca: the only form for them).
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* dst, const void* src) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#ifdef __CUDA_ARCH__
+  const uint32_t d = uint32_t(__cvta_generic_to_shared(dst));
+  if constexpr (Bytes == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+  else if constexpr (Bytes == 8) asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else  // the CPU emulator: a plain copy
+  for (int i = 0; i < Bytes; i++) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+#endif
+}
+// Closes the thread's copies issued since the last commit into one group.
+__device__ __forceinline__ void commit_async() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most N of the thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void wait_async() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+// Waits for all of the thread's copies, committed or not.
+__device__ __forceinline__ void wait_all_async() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // ----- reductions -----
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {

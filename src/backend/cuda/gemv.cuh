@@ -198,23 +198,13 @@ __device__ __forceinline__ void sum_tile_planes(const float* part, int P, int64_
 struct RowSink {
   static constexpr int kPre = 4;  // streams staged; more are read in the epilogue
   float* slot;                    // shared: [0, kPre) the streams at the row, [kPre, 2 kPre) their inject weights
-  __device__ __forceinline__ static void copy4(float* dst, const float* src) {
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))), "l"(src)
-                 : "memory");
-#else
-    *dst = *src;
-#endif
-  }
   __device__ __forceinline__ void load(const float* streams, const float* inject, int S, int64_t N,
                                        int64_t row) const {
     if (!streams) return;
 #pragma unroll
     for (int s = 0; s < kPre; s++)
-      if (s < S) copy4(slot + s, streams + int64_t(s) * N + row), copy4(slot + kPre + s, inject + s);
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
+      if (s < S) cp_async<4>(slot + s, streams + int64_t(s) * N + row), cp_async<4>(slot + kPre + s, inject + s);
+    commit_async();
   }
   __device__ __forceinline__ void put(float* y, float* streams, const float* inject, int S, int64_t N, int64_t row,
                                       float v) const {
@@ -222,9 +212,7 @@ struct RowSink {
       y[row] = v;
       return;
     }
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.wait_all;" ::: "memory");  // this thread's copies (load) have landed
-#endif
+    wait_all_async();  // this thread's copies (load) have landed
 #pragma unroll
     for (int s = 0; s < kPre; s++)
       if (s < S) streams[int64_t(s) * N + row] = slot[s] + v * slot[kPre + s];
