@@ -4,7 +4,9 @@
 //
 // Bound: both sides evaluate the same float32 softmax; the output is a convex combination of value rows, and the
 // scores' rounding (about 1e-6 relative for these dot products) moves it by about 1e-6 of max|v| = 1. 2e-5
-// absolute leaves a wide margin; a wrong position, head or split merge is off by O(0.1).
+// absolute leaves a wide margin; a wrong position, head or split merge is off by O(0.1). The tensor-core kernel
+// (bf16 cache, more than 8 queries) splits the queries into three bf16 terms (exact) and the probabilities into
+// two (16 significant bits: at most 2^-17 of max|v|, 7.6e-6, when every rounding goes the same way).
 #include "cuda_test_util.h"
 
 #include <cmath>
@@ -98,7 +100,12 @@ INSTANTIATE_TEST_SUITE_P(
         AttnCase{4, 2, 128, 1, false, 0, 0, false, true, 1.0f},        // the very first token: one key
         AttnCase{8, 1, 256, 33, true, 3000, 2112, true, false, 1.0f},  // many queries with long lists
         AttnCase{32, 2, 256, 1, true, 30000, 20000, true, true, 1.0f},  // decode: over 32 listed keys per warp
-        AttnCase{16, 2, 128, 8, true, 3000, 700, true, true, 1.0f}));   // a verification chunk of 8 queries
+        AttnCase{16, 2, 128, 8, true, 3000, 700, true, true, 1.0f},    // a verification chunk of 8 queries
+        // More than 8 queries over a bf16 cache: the tensor-core kernel.
+        AttnCase{32, 2, 256, 40, true, 5000, 2112, true, true, 1.0f},  // Flash-Next prefill over QSA lists
+        AttnCase{40, 2, 128, 24, false, 100, 0, true, true, 4.0f},     // group 20: a full and a partial 16; splits
+        AttnCase{8, 2, 64, 50, true, 400, 130, true, false, 2.0f},     // head dim 64: two warps score
+        AttnCase{16, 1, 256, 9, false, 37, 0, true, true, 1.0f}));     // 9 causal queries, split keys
 
 }  // namespace
 }  // namespace ds4::cuda::test

@@ -1,7 +1,7 @@
 // CPU emulation of the CUDA execution model, enough for DS4's kernels (tools/cuda-emu/run.sh). Clusters run one
 // after another (a launch without the cluster attribute: blocks of one), the blocks of a cluster together; every
 // thread of the cluster is a fiber on the calling OS thread, switched at barriers: __syncthreads, cluster.sync()
-// and the warp collectives (shuffles, ballots, votes, reductions, the bf16 mma.sync of gemv.cuh) wait for the
+// and the warp collectives (shuffles, ballots, votes, reductions, the bf16 mma.sync of mma.cuh) wait for the
 // other threads of the block, cluster or warp; threads that return drop out of later barriers (as on the GPU).
 // Each block has its own shared memory, dynamic and static (preprocess.py rewrites every __shared__ declaration
 // of the kernels and their headers to the running block's instance), so cluster.map_shared_rank gives the other
@@ -762,7 +762,7 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
-// The bf16 tensor-core mma of gemv.cuh (see emu::mma_bf16_16816).
+// The bf16 tensor-core mma of mma.cuh (see emu::mma_bf16_16816).
 inline void emu_mma_bf16_16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                uint32_t b1) {
   ::emu::mma_bf16_16816(c, a0, a1, a2, a3, b0, b1);

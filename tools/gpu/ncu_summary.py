@@ -3,13 +3,14 @@
 
 Steps end at the lm_head launches (the largest reader of the final decode steps); the table is the last complete step
 (between the last two lm_head launches), so a warm-up prefill or the first step's one-off work does not blur
-it. Every kernel's duration and DRAM bytes are summed by (name, grid)."""
+it. Every kernel's duration and DRAM bytes are summed by (name, grid).
+With --all (profile.sh --prefill: one forward, no warm-up) the table sums every launch of the CSV instead."""
 import csv
 import collections
 import sys
 
 
-def main(path):
+def main(path, whole=False):
     rows = []
     with open(path, newline="") as f:
         lines = [l for l in f if l.startswith('"')]
@@ -37,7 +38,7 @@ def main(path):
     # prefill before them reads more per launch).
     head = max(order[len(order) * 3 // 4:], key=lambda x: x["rd"])["key"]
     ends = [i for i, x in enumerate(order) if x["key"] == head]
-    step = order[ends[-2] + 1:ends[-1] + 1] if len(ends) >= 2 else order
+    step = order[ends[-2] + 1:ends[-1] + 1] if len(ends) >= 2 and not whole else order
     agg = collections.OrderedDict()
     for x in step:
         a = agg.setdefault(x["key"], [0, 0.0, 0.0, 0.0])
@@ -48,7 +49,8 @@ def main(path):
     steps = 1
     total_ns = sum(a[1] for a in agg.values())
     total_rd = sum(a[2] for a in agg.values())
-    print(f"One decode step (the last of {len(ends)} profiled): {len(step)} kernels, {total_ns / 1e3:.1f} us of "
+    what = "Every launch" if whole else f"One decode step (the last of {len(ends)} profiled)"
+    print(f"{what}: {len(step)} kernels, {total_ns / 1e3:.1f} us of "
           f"kernel time, {total_rd / 1e6:.1f} MB read from DRAM\n")
     print("| kernel | grid | block | launches | us | MB read | GB/s |")
     print("|---|---|---|---:|---:|---:|---:|")
@@ -60,4 +62,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--all" in sys.argv[2:])

@@ -10,6 +10,9 @@
 # (default 6) launches of the kernels matching the regex, from the decode steps (DS4_DETAIL_SKIP matching launches
 # before them are skipped, default 60), in $OUT/detail.txt. DS4_DETAIL_PREFILL sets the prompt before the decode
 # steps (default 1 token; e.g. 4096 for attention over a full QSA selection, with DS4_DETAIL_SKIP past its launches).
+#   bash tools/gpu/profile.sh --prefill 4096
+# instead times every kernel of one prefill of that many tokens (no warm-up before it: ds4 bench --no-warmup) and
+# writes $OUT/prefill-ncu.csv and $OUT/prefill-profile.md, the kernels summed by name and grid.
 # Environment: DS4_GPU_BUILD (default build-gpu), DS4_PROFILE_ARGS (extra ds4 bench arguments).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +28,17 @@ if [ "${1:-}" = --detail ]; then
     "$build/ds4" "${bench[@]}" --prefill "${DS4_DETAIL_PREFILL:-1}" --decode 8 ${DS4_PROFILE_ARGS:-} > "$out/detail.txt" 2> "$out/detail.err"
   echo "ncu exit status: $? ($(wc -l < "$out/detail.txt") lines)"
   tail -3 "$out/detail.err"
+  exit 0
+fi
+if [ "${1:-}" = --prefill ]; then
+  DS4_CUDA_GRAPHS=0 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout "${DS4_PROFILE_TIMEOUT:-240}" \
+    "$ncu" --clock-control none --cache-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    --csv --print-units base --kernel-name "regex:^(?!.*(fill|random)).*$" \
+    "$build/ds4" "${bench[@]}" --prefill "${2:?prompt tokens}" --decode 0 --no-warmup ${DS4_PROFILE_ARGS:-} \
+    > "$out/prefill-ncu.csv" 2> "$out/prefill-ncu.err"
+  echo "ncu exit status: $? ($(wc -l < "$out/prefill-ncu.csv") lines)"
+  tail -3 "$out/prefill-ncu.err"
+  python3 "$root/tools/gpu/ncu_summary.py" "$out/prefill-ncu.csv" --all | tee "$out/prefill-profile.md" | head -40
   exit 0
 fi
 # Every T=1 step is a decode step: a one-token prefill and a few decoded tokens, eager (no graph) so that ncu sees

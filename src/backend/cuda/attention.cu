@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/mma.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -231,6 +232,257 @@ __global__ void __launch_bounds__(kThreads, 2) attn_kernel(Args<KV> a) {
   __syncthreads();  // m_s, l_s final (also when this split had no keys)
   if (hp >= nh) return;
   store_dims(a, t * a.heads + h0 + hp, bw.split, HD, dq, acc, m_s[hp], l_s[hp]);
+}
+
+// ----- prefill (more than 8 queries, bfloat16 cache): tensor cores -----
+// The tiled kernel above gives a block one query and 4 heads: every query re-reads its keys from L2 for each
+// group of 4 heads and every score and product is a CUDA-core FMA (a 4096-token prompt of the Flash-Next shape:
+// 23 ms per 2048-query chunk and attention layer, 39 % of the whole prefill). Here a block takes one query and
+// the 16 heads that share a key head: the mma's 16 rows, so the keys are read once per query and every product
+// runs on the tensor cores (mma.cuh).
+//
+// Per tile of 32 keys, K and V rows arrive by cp.async (two stages: the next tile's rows are in flight while a
+// tile is computed) in shared memory, their 16-byte chunks swizzled so that both phases read without bank
+// conflicts:
+//   scores: warp w takes the 32-dim steps w, w + 4, ... of all 32 keys (its queries' steps live in registers,
+//     split into three bf16 terms: exact, as the GEMVs' activations); the warps' partial sums meet in shared
+//     memory in warp order;
+//   softmax: 8 threads a head, 4 keys each, online in float32 as the other kernels (expf); the probabilities are
+//     split into two bf16 terms (16 significant bits);
+//   values: warp w owns dims [w HD / 4, (w + 1) HD / 4). Each tile's products start from a fresh fragment and
+//     are added to the running output (rescaled) in float32, so the tensor core never accumulates a long sum.
+// The mma does not care which k it sums over as long as A and B agree: a lane's 8 consecutive dims (scores) or
+// 4 consecutive keys (values) stand for its k positions. For the values, one 32-bit read gives a key's two
+// adjacent dims; two such reads of keys k, k + 1 make the B registers of two n-tiles (even and odd dims).
+constexpr int kMmaThreads = 128;
+constexpr int kMmaWarps = kMmaThreads / 32;
+constexpr int kMmaHeads = 16;  // query heads per block: the mma's rows
+constexpr int kMmaKeys = 32;   // keys per tile
+constexpr int kSRow = kMmaKeys + 8;   // partial-score row (floats): 64-bit writes of a half-warp on distinct banks
+constexpr int kPRow = kMmaKeys + 16;  // probability row (bf16): 64-bit reads of a half-warp on distinct banks
+
+template <int HD>
+struct MmaCfg {
+  static constexpr int kChunks = HD / 8;                      // 16-byte chunks of a K or V row
+  static constexpr int kSteps = HD / 32;                      // 32-dim score steps
+  static constexpr int kWarpSteps = (kSteps + kMmaWarps - 1) / kMmaWarps;
+  static constexpr int kScoreWarps = kSteps < kMmaWarps ? kSteps : kMmaWarps;  // warps with score steps
+  static constexpr int kPairs = HD / kMmaWarps / 16;          // value n-tile pairs (16 dims) of a warp
+  static constexpr int kLoads = kMmaKeys * kChunks / kMmaThreads;  // chunks of K (and of V) a thread copies a tile
+  static constexpr size_t kTile = size_t(kMmaKeys) * HD;      // bf16 elements of one K or V tile
+  static constexpr size_t kSmem = 2 * 2 * kTile * sizeof(bf16);  // two stages of K and V
+  static_assert(kChunks % 8 == 0 && kPairs >= 1 && kLoads * kMmaThreads == kMmaKeys * kChunks, "HD 64, 128 or 256");
+};
+
+// The element offset of 16-byte chunk ch of tile row r: chunks are XORed with 4 (odd rows) and 2 ((r / 4) % 4),
+// which spreads both the scores' 128-bit reads (rows g, chunks 4 s + c) and the values' 32-bit reads (rows 4 c + i)
+// of a warp over all banks.
+template <int HD>
+__device__ __forceinline__ int mma_tile_offset(int r, int ch) {
+  return (r * MmaCfg<HD>::kChunks + (ch ^ (((r & 1) << 2) | (((r >> 2) & 3) << 1)))) * 8;
+}
+
+template <int HD>
+__global__ void __launch_bounds__(kMmaThreads, 2) attn_mma_kernel(Args<bf16> a) {
+  using C = MmaCfg<HD>;
+  extern __shared__ __align__(16) unsigned char mma_smem[];
+  __shared__ __align__(16) float s_part[C::kScoreWarps][kMmaHeads][kSRow];
+  __shared__ __align__(16) bf16 p_hi[kMmaHeads][kPRow], p_lo[kMmaHeads][kPRow];
+  __shared__ float corr_s[kMmaHeads], m_s[kMmaHeads], l_s[kMmaHeads];
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  bf16* tiles = reinterpret_cast<bf16*>(mma_smem);  // stage s: K at 2 s kTile, V at (2 s + 1) kTile
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, c = lane & 3;
+  const BlockWork bw = block_work(a, kMmaHeads);
+  const int64_t t = bw.t, s0 = bw.s0, s1 = bw.s1;
+  const int64_t kv_stride = int64_t(a.kv_heads) * HD, kv_off = int64_t(bw.kvh) * HD;
+  const int ntiles = s1 > s0 ? int((s1 - s0 + kMmaKeys - 1) / kMmaKeys) : 0;
+
+  // Tile `it` into stage it % 2: rows past the keys are zeros (their probabilities are 0, and 0 * garbage could
+  // be NaN).
+  auto issue = [&](int it) {
+    const int64_t base = s0 + int64_t(it) * kMmaKeys;
+    const int nt = int(detail::imin(kMmaKeys, s1 - base));
+    bf16* ks = tiles + size_t(2 * (it & 1)) * C::kTile;
+    bf16* vs = ks + C::kTile;
+#pragma unroll
+    for (int j = 0; j < C::kLoads; j++) {
+      const int idx = tid + j * kMmaThreads, r = idx / C::kChunks, ch = idx % C::kChunks;
+      const int off = mma_tile_offset<HD>(r, ch);
+      if (r < nt) {
+        const int64_t key = base + r;
+        const int64_t pos = a.positions ? int64_t(a.positions[t * a.stride + key]) : key;
+        const int64_t src = pos * kv_stride + kv_off + ch * 8;
+        detail::cp_async<16>(ks + off, a.keys + src);
+        detail::cp_async<16>(vs + off, a.values + src);
+      } else {
+        *reinterpret_cast<uint4*>(ks + off) = make_uint4(0u, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(vs + off) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+    detail::commit_async();
+  };
+  if (ntiles > 0) issue(0);
+
+  // The warp's score steps of its queries (rows g and g + 8 of the block's heads; zeros past nh), split.
+  detail::XTerms qa[C::kWarpSteps], qb[C::kWarpSteps];
+#pragma unroll
+  for (int ws = 0; ws < C::kWarpSteps; ws++) {
+    const int st = warp + ws * kMmaWarps, d = st * 32 + 8 * c;
+    const bool on = st < C::kSteps;
+    const float* qrow = a.q + (t * a.heads + bw.h0) * HD + d;
+    detail::load_split_x8(on && g < bw.nh ? qrow + int64_t(g) * HD : nullptr, true, qa[ws]);
+    detail::load_split_x8(on && g + 8 < bw.nh ? qrow + int64_t(g + 8) * HD : nullptr, true, qb[ws]);
+  }
+  // Softmax state: thread (row sr, keys 4 sk .. 4 sk + 3); the 8 threads of a row keep the same m and l.
+  const int sr = tid >> 3, sk = tid & 7;
+  float m_run = -INFINITY, l_run = 0.0f;
+  // Output: pair p, n-tile e (even dims) or 1 (odd): rows g ([0], [1]) and g + 8 ([2], [3]).
+  float o[C::kPairs][2][4];
+#pragma unroll
+  for (int p = 0; p < C::kPairs; p++)
+#pragma unroll
+    for (int e = 0; e < 2; e++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) o[p][e][i] = 0.0f;
+
+  for (int it = 0; it < ntiles; it++) {
+    const int nt = int(detail::imin(kMmaKeys, s1 - s0 - int64_t(it) * kMmaKeys));
+    const bf16* ks = tiles + size_t(2 * (it & 1)) * C::kTile;
+    const bf16* vs = ks + C::kTile;
+    detail::wait_all_async();  // this thread's copies of tile it (the only group in flight)
+    __syncthreads();           // tile it visible to all; every warp is done with tile it - 1's stage
+    if (it + 1 < ntiles) issue(it + 1);
+
+    // Scores: 4 n-tiles of 8 keys over the warp's steps.
+    if (warp < C::kScoreWarps) {
+      float sc[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) sc[j][i] = 0.0f;
+#pragma unroll
+      for (int ws = 0; ws < C::kWarpSteps; ws++) {
+        const int st = warp + ws * kMmaWarps;
+        if (st >= C::kSteps) break;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const uint4 kk = *reinterpret_cast<const uint4*>(ks + mma_tile_offset<HD>(8 * j + g, 4 * st + c));
+#pragma unroll
+          for (int term = 2; term >= 0; term--) {
+            detail::mma_bf16_16816(sc[j], qa[ws].t[term][0], qb[ws].t[term][0], qa[ws].t[term][1], qb[ws].t[term][1],
+                                   kk.x, kk.y);
+            detail::mma_bf16_16816(sc[j], qa[ws].t[term][2], qb[ws].t[term][2], qa[ws].t[term][3], qb[ws].t[term][3],
+                                   kk.z, kk.w);
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        *reinterpret_cast<float2*>(&s_part[warp][g][8 * j + 2 * c]) = make_float2(sc[j][0], sc[j][1]);
+        *reinterpret_cast<float2*>(&s_part[warp][g + 8][8 * j + 2 * c]) = make_float2(sc[j][2], sc[j][3]);
+      }
+    }
+    __syncthreads();
+
+    // Online softmax of row sr over the tile's keys.
+    {
+      float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int w = 0; w < C::kScoreWarps; w++) {
+        const float4 v = *reinterpret_cast<const float4*>(&s_part[w][sr][4 * sk]);
+        s[0] += v.x, s[1] += v.y, s[2] += v.z, s[3] += v.w;
+      }
+      float mx = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        s[i] = 4 * sk + i < nt ? s[i] * a.scale : -INFINITY;
+        mx = fmaxf(mx, s[i]);
+      }
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+      const float m_new = fmaxf(m_run, mx);  // finite: key 0 of a tile is always a key
+      const float corr = m_run == -INFINITY ? 0.0f : expf(m_run - m_new);
+      float p[4], sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        p[i] = s[i] == -INFINITY ? 0.0f : expf(s[i] - m_new);
+        sum += p[i];
+      }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+      l_run = l_run * corr + sum;
+      m_run = m_new;
+      uint32_t h01, h23, l01, l23;
+      {
+        const __nv_bfloat162 a01 = __floats2bfloat162_rn(p[0], p[1]), a23 = __floats2bfloat162_rn(p[2], p[3]);
+        h01 = detail::bf2_bits(a01), h23 = detail::bf2_bits(a23);
+        l01 = detail::bf2_bits(__floats2bfloat162_rn(p[0] - __low2float(a01), p[1] - __high2float(a01)));
+        l23 = detail::bf2_bits(__floats2bfloat162_rn(p[2] - __low2float(a23), p[3] - __high2float(a23)));
+      }
+      *reinterpret_cast<uint2*>(&p_hi[sr][4 * sk]) = make_uint2(h01, h23);
+      *reinterpret_cast<uint2*>(&p_lo[sr][4 * sk]) = make_uint2(l01, l23);
+      if (sk == 0) corr_s[sr] = corr;
+    }
+    __syncthreads();
+
+    // Values: the warp's dims, two k-steps of 16 keys (lane c: keys 4 c .. 4 c + 3 of each).
+    {
+      float pv[C::kPairs][2][4];
+#pragma unroll
+      for (int p = 0; p < C::kPairs; p++)
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+#pragma unroll
+          for (int i = 0; i < 4; i++) pv[p][e][i] = 0.0f;
+#pragma unroll
+      for (int kst = 0; kst < 2; kst++) {
+        const int k0 = 16 * kst + 4 * c;
+        const uint2 hg = *reinterpret_cast<const uint2*>(&p_hi[g][k0]), hg8 = *reinterpret_cast<const uint2*>(&p_hi[g + 8][k0]);
+        const uint2 lg = *reinterpret_cast<const uint2*>(&p_lo[g][k0]), lg8 = *reinterpret_cast<const uint2*>(&p_lo[g + 8][k0]);
+#pragma unroll
+        for (int p = 0; p < C::kPairs; p++) {
+          // Word (dims 2 w, 2 w + 1) of this pair for lane g, in keys k0 .. k0 + 3.
+          const int w = warp * (HD / 8) + 8 * p + g;
+          uint32_t u[4];
+#pragma unroll
+          for (int i = 0; i < 4; i++)
+            u[i] = *reinterpret_cast<const uint32_t*>(vs + mma_tile_offset<HD>(k0 + i, w >> 2) + 2 * (w & 3));
+          const uint32_t e0 = (u[0] & 0xffffu) | (u[1] << 16), e1 = (u[2] & 0xffffu) | (u[3] << 16);
+          const uint32_t d0 = (u[0] >> 16) | (u[1] & 0xffff0000u), d1 = (u[2] >> 16) | (u[3] & 0xffff0000u);
+          detail::mma_bf16_16816(pv[p][0], lg.x, lg8.x, lg.y, lg8.y, e0, e1);
+          detail::mma_bf16_16816(pv[p][0], hg.x, hg8.x, hg.y, hg8.y, e0, e1);
+          detail::mma_bf16_16816(pv[p][1], lg.x, lg8.x, lg.y, lg8.y, d0, d1);
+          detail::mma_bf16_16816(pv[p][1], hg.x, hg8.x, hg.y, hg8.y, d0, d1);
+        }
+      }
+      const float cg = corr_s[g], cg8 = corr_s[g + 8];
+#pragma unroll
+      for (int p = 0; p < C::kPairs; p++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          o[p][e][0] = o[p][e][0] * cg + pv[p][e][0];
+          o[p][e][1] = o[p][e][1] * cg + pv[p][e][1];
+          o[p][e][2] = o[p][e][2] * cg8 + pv[p][e][2];
+          o[p][e][3] = o[p][e][3] * cg8 + pv[p][e][3];
+        }
+    }
+  }
+  if (sk == 0) m_s[sr] = m_run, l_s[sr] = l_run;
+  __syncthreads();
+  // Lane (g, c) holds dims w HD / 4 + 16 p + 4 c .. + 3 of heads g and g + 8: even n-tile column 2 c is dim + 0,
+  // odd + 1, even column 2 c + 1 + 2, odd + 3.
+#pragma unroll
+  for (int half = 0; half < 2; half++) {
+    const int hh = g + 8 * half;
+    if (hh >= bw.nh) continue;
+#pragma unroll
+    for (int p = 0; p < C::kPairs; p++) {
+      const float v[4] = {o[p][0][2 * half], o[p][1][2 * half], o[p][0][2 * half + 1], o[p][1][2 * half + 1]};
+      store_dims(a, t * a.heads + bw.h0 + hh, bw.split, HD, warp * (HD / 4) + 16 * p + 4 * c, v, m_s[hh], l_s[hh]);
+    }
+  }
 }
 
 // ----- decode (up to 8 queries, bfloat16 cache): a warp per key, no block-wide step per tile -----
@@ -517,12 +769,20 @@ bool fast_exp_enabled() {
   return on;
 }
 
+// DS4_CUDA_ATTN_MMA=0: more than 8 queries over a bfloat16 cache take attn_kernel instead of attn_mma_kernel.
+bool mma_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_ATTN_MMA");
+  return on;
+}
+
 template <int HD, class KV>
 void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
             const KeySelection& sel, float scale, const float* gate, float* out) {
   using C = Cfg<HD>;
   const bool decode = std::is_same_v<KV, bf16> && T <= 8;  // attn_decode_kernel
-  const int hpb = decode ? kDecodeHeads : C::kHPB;
+  const bool mma = std::is_same_v<KV, bf16> && !decode && mma_enabled();  // attn_mma_kernel
+  const int hpb = decode ? kDecodeHeads : mma ? kMmaHeads : C::kHPB;
+  const int64_t tile = mma ? kMmaKeys : C::kNT;
   const int group = int(s.heads / s.kv_heads), head_groups = (group + hpb - 1) / hpb;
   // Split each query's keys until the grid covers every multiprocessor about twice, in whole tiles. Up to 8
   // queries (decode, speculative verification) split as one query does, so that a query's partial softmaxes,
@@ -532,7 +792,7 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   const int64_t want = 2 * int64_t(ctx.sm_count());
   if (base_blocks < want) splits = (want + base_blocks - 1) / base_blocks;
   int64_t kps = (sel.max_keys + splits - 1) / splits;
-  kps = (kps + C::kNT - 1) / C::kNT * C::kNT;
+  kps = (kps + tile - 1) / tile * tile;
   splits = (sel.max_keys + kps - 1) / kps;
   detail::require(T * splits < (int64_t(1) << 31) && s.kv_heads * head_groups < 65536 && splits <= kMaxSplits,
                   "attention: grid too large");
@@ -557,7 +817,13 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
       detail::launch(ctx, k, grid, kThreads, decode_smem_bytes<HD>(), a);
     }
   }
-  if (!decode) detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
+  if constexpr (std::is_same_v<KV, bf16>) {
+    if (mma) {
+      detail::allow_smem(ctx, attn_mma_kernel<HD>, MmaCfg<HD>::kSmem);
+      detail::launch(ctx, attn_mma_kernel<HD>, grid, kMmaThreads, MmaCfg<HD>::kSmem, a);
+    }
+  }
+  if (!decode && !mma) detail::launch(ctx, attn_kernel<HD, KV>, grid, kThreads, 0, a);
   DS4_CUDA_CHECK_LAUNCH();
   if (splits > 1) {
     detail::launch(ctx, attn_combine_kernel, unsigned(T * s.heads), HD, 0, a.part_acc, a.part_ml, gate, out, int(splits),
