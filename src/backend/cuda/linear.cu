@@ -648,8 +648,7 @@ void linear_blas(Context& ctx, const float* x, int64_t T, int64_t K, const bf16*
   detail::require(T < (int64_t(1) << 31) && K < (int64_t(1) << 31) && N < (int64_t(1) << 31), "linear: shape too large");
   ScratchScope scope(ctx.scratch());
   bf16* xb = ctx.scratch().take<bf16>(size_t(T * K));
-  detail::launch(ctx, to_bf16_kernel, detail::grid_for(ctx, T * K, 256), 256, 0, x, xb, T * K);
-  DS4_CUDA_CHECK_LAUNCH();
+  round_to_bf16(ctx, x, T * K, xb);
   auto& blas = ctx.blas();
   const float alpha = 1.0f, beta = 0.0f;
   // Column-major view: W is K x N (ld K), x is K x T (ld K), y is N x T (ld N): y = W^T x (TRANSA = T).
@@ -691,6 +690,12 @@ void linear_blas(Context& ctx, const float* x, int64_t T, int64_t K, const bf16*
 }
 
 }  // namespace
+
+void round_to_bf16(Context& ctx, const float* x, int64_t n, bf16* y) {
+  if (n <= 0) return;
+  detail::launch(ctx, to_bf16_kernel, detail::grid_for(ctx, n, 256), 256, 0, x, y, n);
+  DS4_CUDA_CHECK_LAUNCH();
+}
 
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y) {
   detail::require(T >= 0 && K > 0 && N >= 0, "linear: bad shape");

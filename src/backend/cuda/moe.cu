@@ -21,13 +21,11 @@
 //
 // Prefill: assignments (token, slot) are grouped by expert on the device (a warp per expert ballots over the
 // routing table, keeping token order, so the grouping is deterministic), cut into 64-row tiles, and multiplied
-// by a grouped tensor-core GEMM (WMMA bf16 x bf16 -> f32) whose blocks look up their expert and rows in the tile
-// table. The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are
+// by a grouped tensor-core GEMM (mma.sync bf16 x bf16 -> f32, expert_gemm_kernel) whose blocks look up their expert
+// and rows in the tile table; the gate/up pass writes silu(gate) * up as bf16. The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are
 // per assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
 // There, and on the scalar decode path, the shared expert is composed after the routed experts (SwiGLU, linear,
 // gated add).
-#include <mma.h>
-
 #include <algorithm>
 
 #include "backend/cuda/gemv.cuh"
@@ -846,7 +844,7 @@ void launch_decode_scalar(Context& ctx, const ExpertWeights& w, const float* x, 
 // ----------------------------------------------------------------------------------------------------------
 // Prefill: grouping, tile table, grouped GEMM, SwiGLU, weighted combine.
 // ----------------------------------------------------------------------------------------------------------
-constexpr int kBM = 64, kBN = 64, kBK = 32, kLds = kBK + 8;  // bf16 smem rows of 80 bytes: 16-byte multiple
+constexpr int kBM = 64;  // rows of an expert tile
 
 // Warp e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e].
 __global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T, int32_t* list, int32_t* counts) {
@@ -878,113 +876,160 @@ __global__ void tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e, 
   *num_tiles = n;
 }
 
-struct GroupedGemm {
-  const void* a_src;  // float [*, lda] (token activations) or bf16 [A, lda] (SwiGLU outputs)
-  int64_t lda, a_div;  // A row of assignment a: a / a_div
-  const bf16* w[2];    // stacked expert weights [E][N][Kd], blockIdx.z picks one
-  float* out[2];       // [A][N]
+// The grouped GEMM of the experts on the tensor cores (mma.sync, mma.cuh). A block computes one 64-row tile of
+// one expert's assignments against 128 weight rows: for gate/up, 64 rows of gate and the same 64 rows of up, so
+// each warp holds gate and up of the same outputs and writes h = silu(gate) * up as bf16 directly; for down,
+// 128 rows of the output width, written as float32 per assignment. K advances 64 columns a stage through three
+// stages of shared memory filled by cp.async (a stage's rows land while the one before is multiplied). A lane
+// loads 8 consecutive K elements of rows g and g + 8 of an A tile and of row g of a B tile: the operands of two
+// mma, the K positions relabelled (as in gemv.cuh). Rows of a stage are 8 chunks of 16 bytes, the chunks of odd
+// rows swapped by halves, so a quarter-warp's reads (two rows, four chunks) fall on distinct banks. Chunks that
+// are not whole 16-byte runs inside K (K not a multiple of 8, misaligned rows, the K tail) are loaded element by
+// element, zeros past K. Rows past a tile's assignments read its first row, and their outputs are dropped.
+constexpr int kGM = kBM;   // rows per tile (the tile table's)
+constexpr int kGN = 128;   // weight rows per block
+constexpr int kGK = 64;    // K per stage
+constexpr int kGStages = 3;
+constexpr int kGThreads = 128;
+constexpr int kGChunks = kGK / 8;
+constexpr size_t kGStageChunks = size_t(kGM + kGN) * kGChunks;
+constexpr size_t kGSmem = kGStages * kGStageChunks * 16;
+
+struct ExpertGemm {
+  const bf16* a;  // [*, lda]: token activations (row a / a_div) or SwiGLU outputs (row a)
+  int64_t lda, a_div;
+  const bf16* w0;  // [E][N][Kd]: gate, or down
+  const bf16* w1;  // [E][N][Kd]: up (gate/up only)
+  void* out;       // gate/up: bf16 h [A][N]; down: float y [A][N]
   int64_t N, Kd, T;
   const int32_t *list, *counts, *tile_e, *tile_r0, *num_tiles;
-  bool vec;  // Kd % 8 == 0 and 16-byte aligned bases: 128-bit loads for full 16-element runs
+  bool vec;  // Kd % 8 == 0 and 16-byte aligned bases: whole chunks by cp.async
 };
 
-__device__ __forceinline__ void load16(const float* src, bool vec, int64_t k, int64_t Kd, bf16* dst) {
-  if (vec && k + 16 <= Kd) {
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-      const float4 f = *reinterpret_cast<const float4*>(src + k + 4 * q);
-      dst[4 * q] = __float2bfloat16_rn(f.x), dst[4 * q + 1] = __float2bfloat16_rn(f.y);
-      dst[4 * q + 2] = __float2bfloat16_rn(f.z), dst[4 * q + 3] = __float2bfloat16_rn(f.w);
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < 16; q++) dst[q] = __float2bfloat16_rn(k + q < Kd ? src[k + q] : 0.0f);
+__device__ __forceinline__ int gemm_chunk(int r, int ch) { return r * kGChunks + (ch ^ ((r & 1) << 2)); }
+
+// 16 bytes of row src at column k into dst: cp.async when the chunk is whole, else element by element.
+__device__ __forceinline__ void gemm_load(uint4* dst, const bf16* src, int64_t k, int64_t Kd, bool vec) {
+  if (vec && k + 8 <= Kd) {
+    detail::cp_async<16>(dst, src + k);
+    return;
   }
-}
-__device__ __forceinline__ void load16(const bf16* src, bool vec, int64_t k, int64_t Kd, bf16* dst) {
-  if (vec && k + 16 <= Kd) {
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src + k);
-    *reinterpret_cast<uint4*>(dst + 8) = *reinterpret_cast<const uint4*>(src + k + 8);
-  } else {
+  alignas(16) bf16 v[8];
 #pragma unroll
-    for (int q = 0; q < 16; q++) dst[q] = k + q < Kd ? src[k + q] : __float2bfloat16_rn(0.0f);
-  }
+  for (int q = 0; q < 8; q++) v[q] = k + q < Kd ? src[k + q] : __float2bfloat16_rn(0.0f);
+  *dst = *reinterpret_cast<const uint4*>(v);
 }
 
-// out[a][n] = A_row(a) · W_e[n] for the 64 rows of one tile and 64 columns. 4 warps, each a 32x32 quarter as
-// 2x2 WMMA 16x16x16 fragments; operands staged in shared memory 32 deep along K.
-template <class ASrc>
-__global__ void __launch_bounds__(128) grouped_gemm_kernel(GroupedGemm g) {
+template <bool kGateUp>
+__global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  using namespace nvcuda;
   if (int(blockIdx.y) >= *g.num_tiles) return;
-  __shared__ __align__(32) bf16 As[kBM][kLds];
-  __shared__ __align__(32) bf16 Bs[kBN][kLds];
-  __shared__ __align__(32) float Cs[kBM][kBN + 4];
-  __shared__ int arow[kBM];
-  const int tid = threadIdx.x, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
+  extern __shared__ uint4 gemm_smem[];  // stage s: A rows then B rows, kGChunks chunks each
+  __shared__ int32_t arow[kGM];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gr = lane >> 2, gc = lane & 3;
   const int e = g.tile_e[blockIdx.y], r0 = g.tile_r0[blockIdx.y];
-  const int rows_valid = min(kBM, g.counts[e] - r0);
-  const bf16* W = (blockIdx.z ? g.w[1] : g.w[0]) + int64_t(e) * g.N * g.Kd;  // constant indices: no local copy
-  float* out = blockIdx.z ? g.out[1] : g.out[0];
-  const int64_t n0 = int64_t(blockIdx.x) * kBN;
-  if (tid < kBM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
+  const int rows_valid = min(kGM, g.counts[e] - r0);
+  const int64_t n0 = int64_t(blockIdx.x) * (kGateUp ? kGN / 2 : kGN);
+  if (tid < kGM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
   __syncthreads();
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-#pragma unroll
-  for (int i = 0; i < 2; i++)
-#pragma unroll
-    for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
-  const int lr = tid >> 1, lk = (tid & 1) * 16;  // loader: row and 16-element run of the 64x32 tiles
-  const ASrc* a_row = arow[lr] >= 0 ? static_cast<const ASrc*>(g.a_src) + int64_t(arow[lr] / g.a_div) * g.lda : nullptr;
-  const bf16* b_row = n0 + lr < g.N ? W + (n0 + lr) * g.Kd : nullptr;
-  for (int64_t k0 = 0; k0 < g.Kd; k0 += kBK) {
-    alignas(16) bf16 va[16], vb[16];
-    if (a_row) load16(a_row, g.vec, k0 + lk, g.Kd, va);
-    else
-#pragma unroll
-      for (int q = 0; q < 16; q++) va[q] = __float2bfloat16_rn(0.0f);
-    if (b_row) load16(b_row, g.vec, k0 + lk, g.Kd, vb);
-    else
-#pragma unroll
-      for (int q = 0; q < 16; q++) vb[q] = __float2bfloat16_rn(0.0f);
-    *reinterpret_cast<uint4*>(&As[lr][lk]) = *reinterpret_cast<const uint4*>(va);
-    *reinterpret_cast<uint4*>(&As[lr][lk + 8]) = *reinterpret_cast<const uint4*>(va + 8);
-    *reinterpret_cast<uint4*>(&Bs[lr][lk]) = *reinterpret_cast<const uint4*>(vb);
-    *reinterpret_cast<uint4*>(&Bs[lr][lk + 8]) = *reinterpret_cast<const uint4*>(vb + 8);
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb[2];
-#pragma unroll
-      for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], &As[wm * 32 + i * 16][kk], kLds);
-#pragma unroll
-      for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], &Bs[wn * 32 + j * 16][kk], kLds);
-#pragma unroll
-      for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-    }
-    __syncthreads();
-  }
-#pragma unroll
-  for (int i = 0; i < 2; i++)
-#pragma unroll
-    for (int j = 0; j < 2; j++)
-      wmma::store_matrix_sync(&Cs[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], kBN + 4, wmma::mem_row_major);
-  __syncthreads();
-  for (int i = tid; i < kBM * kBN; i += 128) {
-    const int r = i / kBN, c = i % kBN;
-    const int64_t n = n0 + c;
-    if (arow[r] >= 0 && n < g.N) out[int64_t(arow[r]) * g.N + n] = Cs[r][c];
-  }
-}
 
-__global__ void swiglu_bf16_kernel(const float* gt, const float* up, bf16* h, int64_t n) {
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    h[i] = __float2bfloat16_rn(detail::silu(gt[i]) * up[i]);
+  // The loader's rows: A rows tid / 8 + 16 j, B rows tid / 8 + 16 j, chunk tid % 8 of each.
+  constexpr int kALoads = kGM * kGChunks / kGThreads, kBLoads = kGN * kGChunks / kGThreads;
+  const int lch = tid % kGChunks, lrow = tid / kGChunks;
+  const bf16* asrc[kALoads];
+  const bf16* bsrc[kBLoads];
+#pragma unroll
+  for (int j = 0; j < kALoads; j++) {
+    const int r = lrow + 16 * j, a = arow[r] >= 0 ? arow[r] : arow[0];
+    asrc[j] = g.a + int64_t(a / g.a_div) * g.lda;
+  }
+#pragma unroll
+  for (int j = 0; j < kBLoads; j++) {
+    const int r = lrow + 16 * j;
+    const bool up = kGateUp && r >= kGN / 2;
+    const int64_t n = detail::imin(n0 + (up ? r - kGN / 2 : r), g.N - 1);
+    bsrc[j] = (up ? g.w1 : g.w0) + (int64_t(e) * g.N + n) * g.Kd;
+  }
+  const int nk = int((g.Kd + kGK - 1) / kGK);
+  auto issue = [&](int kt) {
+    if (kt < nk) {
+      uint4* st = gemm_smem + size_t(kt % kGStages) * kGStageChunks;
+      const int64_t k = int64_t(kt) * kGK + 8 * lch;
+#pragma unroll
+      for (int j = 0; j < kALoads; j++) gemm_load(st + gemm_chunk(lrow + 16 * j, lch), asrc[j], k, g.Kd, g.vec);
+#pragma unroll
+      for (int j = 0; j < kBLoads; j++) gemm_load(st + gemm_chunk(kGM + lrow + 16 * j, lch), bsrc[j], k, g.Kd, g.vec);
+    }
+    detail::commit_async();  // empty groups too: "at most kGStages - 2 in flight" then means stage kt landed
+  };
+#pragma unroll
+  for (int s = 0; s < kGStages - 1; s++) issue(s);
+
+  // Warp tile: rows 32 wm .. + 32 (2 m-tiles), 8 n-tiles of B rows (gate/up: 4 of gate, the same 4 of up).
+  const int wm = warp & 1, wn = warp >> 1;
+  auto brow = [&](int j) { return kGateUp ? (j < 4 ? 32 * wn + 8 * j : kGN / 2 + 32 * wn + 8 * (j - 4)) : 64 * wn + 8 * j; };
+  float acc[2][8][4];
+#pragma unroll
+  for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) acc[mi][j][i] = 0.0f;
+
+  for (int kt = 0; kt < nk; kt++) {
+    detail::wait_async<kGStages - 2>();
+    __syncthreads();  // stage kt visible; every warp is done with stage kt - 1, which the next issue refills
+    issue(kt + kGStages - 1);
+    const uint4* st = gemm_smem + size_t(kt % kGStages) * kGStageChunks;
+#pragma unroll
+    for (int s = 0; s < kGK / 32; s++) {
+      uint4 alo[2], ahi[2];
+#pragma unroll
+      for (int mi = 0; mi < 2; mi++) {
+        alo[mi] = st[gemm_chunk(32 * wm + 16 * mi + gr, 4 * s + gc)];
+        ahi[mi] = st[gemm_chunk(32 * wm + 16 * mi + gr + 8, 4 * s + gc)];
+      }
+#pragma unroll
+      for (int j = 0; j < 8; j++) {
+        const uint4 b = st[gemm_chunk(kGM + brow(j) + gr, 4 * s + gc)];
+#pragma unroll
+        for (int mi = 0; mi < 2; mi++) {
+          detail::mma_bf16_16816(acc[mi][j], alo[mi].x, ahi[mi].x, alo[mi].y, ahi[mi].y, b.x, b.y);
+          detail::mma_bf16_16816(acc[mi][j], alo[mi].z, ahi[mi].z, alo[mi].w, ahi[mi].w, b.z, b.w);
+        }
+      }
+    }
+  }
+  detail::wait_all_async();
+
+  // Lane (gr, gc) holds, per m-tile and n-tile, rows gr and gr + 8 at columns 2 gc and 2 gc + 1.
+#pragma unroll
+  for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+      const int a = arow[32 * wm + 16 * mi + gr + 8 * half];
+      if (a < 0) continue;
+      if constexpr (kGateUp) {
+        bf16* h = static_cast<bf16*>(g.out) + int64_t(a) * g.N;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          const int64_t n = n0 + 32 * wn + 8 * j + 2 * gc;
+#pragma unroll
+          for (int q = 0; q < 2; q++)
+            if (n + q < g.N)
+              h[n + q] = __float2bfloat16_rn(detail::silu(acc[mi][j][2 * half + q]) * acc[mi][j + 4][2 * half + q]);
+        }
+      } else {
+        float* y = static_cast<float*>(g.out) + int64_t(a) * g.N;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+          const int64_t n = n0 + 64 * wn + 8 * j + 2 * gc;
+#pragma unroll
+          for (int q = 0; q < 2; q++)
+            if (n + q < g.N) y[n + q] = acc[mi][j][2 * half + q];
+        }
+      }
+    }
 }
 
 // out[t][h] = sum_j weight[t][j] * y[t*K + j][h], slots in order.
@@ -1009,8 +1054,7 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   int32_t* tile_e = s.take<int32_t>(size_t(max_tiles));
   int32_t* tile_r0 = s.take<int32_t>(size_t(max_tiles));
   int32_t* num_tiles = s.take<int32_t>(1);
-  float* gbuf = s.take<float>(size_t(A * I));
-  float* ubuf = s.take<float>(size_t(A * I));
+  bf16* xb = s.take<bf16>(size_t(T * H));
   bf16* hbuf = s.take<bf16>(size_t(A * I));
   float* ybuf = s.take<float>(size_t(A * H));
   detail::require(max_tiles < 65536, "moe_experts: more than 65535 expert tiles in one call; split the chunk");
@@ -1019,22 +1063,23 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   DS4_CUDA_CHECK_LAUNCH();
   detail::launch(ctx, tiles_kernel, 1, 1, 0, counts, E, tile_e, tile_r0, num_tiles);
   DS4_CUDA_CHECK_LAUNCH();
+  round_to_bf16(ctx, x, T * H, xb);
 
-  GroupedGemm g{};
+  ExpertGemm g{};
   g.T = T, g.list = list, g.counts = counts, g.tile_e = tile_e, g.tile_r0 = tile_r0, g.num_tiles = num_tiles;
-  // gate and up: A rows are token activations (assignment a reads token a / K), K dim = H, N = I.
-  g.a_src = x, g.lda = H, g.a_div = K, g.w[0] = w.gate, g.w[1] = w.up, g.out[0] = gbuf, g.out[1] = ubuf;
-  g.N = I, g.Kd = H;
-  g.vec = H % 8 == 0 && detail::aligned16(x) && detail::aligned16(w.gate) && detail::aligned16(w.up);
-  detail::launch(ctx, grouped_gemm_kernel<float>, dim3(detail::blocks_for(I, kBN), unsigned(max_tiles), 2), 128, 0, g);
-  DS4_CUDA_CHECK_LAUNCH();
-  detail::launch(ctx, swiglu_bf16_kernel, detail::grid_for(ctx, A * I, 256), 256, 0, gbuf, ubuf, hbuf, A * I);
+  // gate and up: A rows are the token activations (assignment a reads token a / K), K dim = H, N = I; out h.
+  g.a = xb, g.lda = H, g.a_div = K, g.w0 = w.gate, g.w1 = w.up, g.out = hbuf, g.N = I, g.Kd = H;
+  g.vec = H % 8 == 0 && detail::aligned16(xb) && detail::aligned16(w.gate) && detail::aligned16(w.up);
+  detail::allow_smem(ctx, expert_gemm_kernel<true>, kGSmem);
+  detail::launch(ctx, expert_gemm_kernel<true>, dim3(detail::blocks_for(I, kGN / 2), unsigned(max_tiles)), kGThreads,
+                 kGSmem, g);
   DS4_CUDA_CHECK_LAUNCH();
   // down: A rows are the SwiGLU outputs of the assignment itself, K dim = I, N = H.
-  g.a_src = hbuf, g.lda = I, g.a_div = 1, g.w[0] = g.w[1] = w.down, g.out[0] = g.out[1] = ybuf;
-  g.N = H, g.Kd = I;
-  g.vec = I % 8 == 0 && detail::aligned16(w.down);
-  detail::launch(ctx, grouped_gemm_kernel<bf16>, dim3(detail::blocks_for(H, kBN), unsigned(max_tiles), 1), 128, 0, g);
+  g.a = hbuf, g.lda = I, g.a_div = 1, g.w0 = w.down, g.w1 = nullptr, g.out = ybuf, g.N = H, g.Kd = I;
+  g.vec = I % 8 == 0 && detail::aligned16(hbuf) && detail::aligned16(w.down);
+  detail::allow_smem(ctx, expert_gemm_kernel<false>, kGSmem);
+  detail::launch(ctx, expert_gemm_kernel<false>, dim3(detail::blocks_for(H, kGN), unsigned(max_tiles)), kGThreads,
+                 kGSmem, g);
   DS4_CUDA_CHECK_LAUNCH();
   detail::launch(ctx, combine_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, ybuf, weight, T, K, H, out);
   DS4_CUDA_CHECK_LAUNCH();

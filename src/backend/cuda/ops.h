@@ -76,6 +76,8 @@ void advance_position(Context& ctx, int64_t* pos, int64_t T);
 // verified token gets its decode step's bits); larger T rounds x to bfloat16 and runs cuBLASLt (float32
 // accumulate, float32 output).
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, float* y);
+// y[i] = bf16(x[i]), round to nearest even: the prefill GEMMs' operands (linear above, the experts' grouped GEMM).
+void round_to_bf16(Context& ctx, const float* x, int64_t n, bf16* y);
 
 // Where a block's output rows go: y [T][N] (streams null), or added into the hyper-connection streams as
 // hc_inject does, streams[t][s][n] += y[t][n] * inject[t][s] for s < S (streams [T][S][N], inject [T][S]). The
