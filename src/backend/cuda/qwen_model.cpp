@@ -476,7 +476,9 @@ class CudaQwenModel : public Model {
   static size_t scratch_bytes(const Config& c, int64_t chunk) {
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, R = c.hc_lowrank;
     const int64_t kd = c.lin_k_heads * c.lin_k_dim, vd = c.lin_v_heads * c.lin_v_dim, conv = 2 * kd + vd;
-    const int64_t gdn = 2 * (conv + vd + 2 * c.lin_v_heads) + conv + 2 * c.lin_v_heads * c.lin_k_dim + 3 * vd + 4 * c.lin_v_heads;
+    // ... and the chunked delta rule's W, U, B and cum (gated_delta_chunked: 32-token chunks).
+    const int64_t gdn = 2 * (conv + vd + 2 * c.lin_v_heads) + conv + 2 * c.lin_v_heads * c.lin_k_dim + 3 * vd +
+                        4 * c.lin_v_heads + c.lin_v_heads * (c.lin_k_dim + c.lin_v_dim + 33);
     const int64_t HDp = padded_head_dim(c.head_dim), idx = (c.idx_heads + 1) * c.idx_head_dim;
     const int64_t stride = c.idx_ratio ? qsa_list_stride(c.idx_budget / c.idx_ratio, c.idx_ratio) : 0;
     const int64_t attn = 2 * (c.num_heads * 2 * c.head_dim + 2 * c.num_kv_heads * c.head_dim + idx) +
