@@ -190,34 +190,48 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The scan's shared memory (floats): S [dk][64], per stage the chunk's W, Q and K rows [kChunk][dk], U [kChunk][64],
-// B [kChunk][kChunk] and cum, then vn and the q·S sums [kChunk][64], e^cum and the decays.
-__host__ __device__ inline size_t scan_stage_floats(int dk) { return size_t(3 * kChunk) * dk + size_t(kChunk) * (kScanCols + kChunk + 1); }
+// The scan's shared memory (floats), rows padded to dr = roundup4(dk) (pads zero, so float4 reads cover them and add
+// nothing): S transposed [64 columns][dr + 4] (the + 4 puts consecutive columns' float4 reads on distinct banks),
+// per stage the chunk's W, Q and K rows [kChunk][dr], U [kChunk][64], B [kChunk][kChunk] and cum, then vn and the
+// q·S sums [kChunk][64], e^cum and the decays.
+constexpr int kScanThreads = 512;
+constexpr int kScanWarps = kScanThreads / 32;
+__host__ __device__ inline int scan_row(int dk) { return (dk + 3) / 4 * 4; }
+__host__ __device__ inline size_t scan_stage_floats(int dk) {
+  return size_t(3 * kChunk) * scan_row(dk) + size_t(kChunk) * (kScanCols + kChunk + 1) + 3;  // + 3: 16-byte stages
+}
 size_t scan_smem_floats(int dk, int stages) {
-  return size_t(dk) * kScanCols + stages * scan_stage_floats(dk) + size_t(2 * kChunk) * kScanCols + 2 * kChunk;
+  return size_t(scan_row(dk) + 4) * kScanCols + stages * (scan_stage_floats(dk) / 4 * 4) +
+         size_t(2 * kChunk) * kScanCols + 2 * kChunk;
 }
 
-// Block (head h, columns j0 .. j0 + 63), 8 warps. Row phases: warp w takes rows w, w + 8, ... of the chunk, lane l
+// Block (head h, columns j0 .. j0 + 63), 16 warps. Row phases: warp w takes rows w and w + 16 of the chunk, lane l
 // columns l and l + 32. State update: warp w owns S rows MAXR w .. MAXR w + MAXR - 1 (in registers) at the same
 // columns. The next chunk's rows arrive by cp.async while a chunk is computed when two stages fit (dk <= 128).
 template <int MAXR>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kScanThreads, 1)
     delta_chunk_scan_kernel(const float* q, const float* k, const float* Wg, const float* Ug, const float* Bg,
                             const float* cumg, int64_t T, int64_t H, int dk, int dv, int stages, bool vec, float* state,
                             float* out) {
+  static_assert(MAXR % 4 == 0, "state rows of a warp: whole float4");
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float sm[];
-  constexpr int kRows = kChunk / kWarps;
+  constexpr int kRows = kChunk / kScanWarps;
   const int h = blockIdx.x, j0 = blockIdx.y * kScanCols, tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;
-  const size_t stage_floats = scan_stage_floats(dk);
-  float* S_s = sm;  // [dk][kScanCols]
-  float* stage0 = S_s + size_t(dk) * kScanCols;
+  const int dr = scan_row(dk), sr = dr + 4;
+  const size_t stage_floats = scan_stage_floats(dk) / 4 * 4;
+  float* S_s = sm;  // [kScanCols][sr]: S[a][j0 + col] at col * sr + a
+  float* stage0 = S_s + size_t(sr) * kScanCols;
   float* vn_s = stage0 + stages * stage_floats;  // [kChunk][kScanCols]
   float* qs_s = vn_s + kChunk * kScanCols;       // [kChunk][kScanCols]
   float* ecum_s = qs_s + kChunk * kScanCols;
   float* dec_s = ecum_s + kChunk;
   const int cols = min(kScanCols, dv - j0);
   float* S = state + int64_t(h) * dk * dv;
+  // Zeros: the pads of every row (never copied into) and S past dk.
+  for (int i = tid; i < stages * int(stage_floats); i += kScanThreads) stage0[i] = 0.0f;
+  for (int i = tid; i < sr * kScanCols; i += kScanThreads) S_s[i] = 0.0f;
+  __syncthreads();
   float s[MAXR][2];
 #pragma unroll
   for (int m = 0; m < MAXR; m++) {
@@ -226,39 +240,36 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < 2; u++) {
       const int col = lane + 32 * u;
       s[m][u] = a < dk && col < cols ? S[int64_t(a) * dv + j0 + col] : 0.0f;
-      if (a < dk) S_s[a * kScanCols + col] = s[m][u];
+      if (a < dk) S_s[col * sr + a] = s[m][u];
     }
   }
   const int64_t nchunks = (T + kChunk - 1) / kChunk;
-  // Stage views: W, Q, K [kChunk][dk], U [kChunk][kScanCols], B [kChunk][kChunk], cum [kChunk].
+  // Stage views: W, Q, K [kChunk][dr], U [kChunk][kScanCols], B [kChunk][kChunk], cum [kChunk].
   auto W_of = [&](int st) { return stage0 + st * stage_floats; };
   auto issue = [&](int64_t c) {
     float* W_s = W_of(int(c % stages));
-    float* Q_s = W_s + kChunk * dk;
-    float* K_s = Q_s + kChunk * dk;
-    float* U_s = K_s + kChunk * dk;
+    float* Q_s = W_s + kChunk * dr;
+    float* K_s = Q_s + kChunk * dr;
+    float* U_s = K_s + kChunk * dr;
     float* B_s = U_s + kChunk * kScanCols;
     float* cum_s = B_s + kChunk * kChunk;
     const int64_t c0 = c * kChunk;
     const int L = int(detail::imin(kChunk, T - c0));
     // 4-float pieces when every row is 16-byte aligned (vec), else single floats.
     const int piece = vec ? 4 : 1, pk = dk / piece, pu = kScanCols / piece, pb = kChunk / piece;
-    for (int i = tid; i < L * (3 * pk + pu + pb); i += kThreads) {
+    for (int i = tid; i < L * (3 * pk + pu + pb); i += kScanThreads) {
       const int r = i / (3 * pk + pu + pb), x = i % (3 * pk + pu + pb);
       const int64_t th = (c0 + r) * H + h;
       float* dst;
       const float* src;
       if (x < 3 * pk) {
         const int which = x / pk, e = (x % pk) * piece;
-        dst = (which == 0 ? W_s : which == 1 ? Q_s : K_s) + r * dk + e;
+        dst = (which == 0 ? W_s : which == 1 ? Q_s : K_s) + r * dr + e;
         src = (which == 0 ? Wg : which == 1 ? q : k) + th * dk + e;
       } else if (x < 3 * pk + pu) {
         const int col = (x - 3 * pk) * piece;
+        if (col >= cols) continue;  // past the state's columns: zeros from the start, never stored
         dst = U_s + r * kScanCols + col;
-        if (col >= cols) {  // past the state's columns: never stored, kept finite
-          for (int e = 0; e < piece; e++) dst[e] = 0.0f;
-          continue;
-        }
         src = Ug + th * dv + j0 + col;
       } else {
         const int jj = (x - 3 * pk - pu) * piece;
@@ -284,43 +295,53 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();  // the stage, and S_s of the previous chunk, visible; every warp is done with the other stage
     if (stages == 2 && c + 1 < nchunks) issue(c + 1);
     const float* W_s = W_of(int(c % stages));
-    const float* Q_s = W_s + kChunk * dk;
-    const float* K_s = Q_s + kChunk * dk;
-    const float* U_s = K_s + kChunk * dk;
+    const float* Q_s = W_s + kChunk * dr;
+    const float* K_s = Q_s + kChunk * dr;
+    const float* U_s = K_s + kChunk * dr;
     const float* B_s = U_s + kChunk * kScanCols;
     const float* cum_s = B_s + kChunk * kChunk;
     if (tid < L) {
       ecum_s[tid] = expf(cum_s[tid]);
       dec_s[tid] = expf(cum_s[L - 1] - cum_s[tid]);
     }
-    // vn = U - W S and q·S for the warp's rows (S read once per a for all of them).
+    // vn = U - W S and q·S for the warp's rows, a in order (4 at a time from float4 reads).
     {
       float vn[kRows][2], qs[kRows][2];
 #pragma unroll
       for (int r = 0; r < kRows; r++)
 #pragma unroll
         for (int u = 0; u < 2; u++) {
-          const int i = wi + kWarps * r;
+          const int i = wi + kScanWarps * r;
           vn[r][u] = i < L ? U_s[i * kScanCols + lane + 32 * u] : 0.0f;
           qs[r][u] = 0.0f;
         }
-      for (int a = 0; a < dk; a++) {
-        const float s0 = S_s[a * kScanCols + lane], s1 = S_s[a * kScanCols + lane + 32];
+      for (int a = 0; a < dr; a += 4) {
+        float sv[2][4];
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+          const float4 x = *reinterpret_cast<const float4*>(&S_s[(lane + 32 * u) * sr + a]);
+          sv[u][0] = x.x, sv[u][1] = x.y, sv[u][2] = x.z, sv[u][3] = x.w;
+        }
 #pragma unroll
         for (int r = 0; r < kRows; r++) {
-          const int i = wi + kWarps * r;
-          const float w = W_s[i * dk + a], x = Q_s[i * dk + a];  // rows past L: stale, never stored
-          vn[r][0] -= w * s0;
-          vn[r][1] -= w * s1;
-          qs[r][0] += x * s0;
-          qs[r][1] += x * s1;
+          const int i = wi + kScanWarps * r;  // rows past L: stale, never stored
+          const float4 w4 = *reinterpret_cast<const float4*>(&W_s[i * dr + a]);
+          const float4 q4 = *reinterpret_cast<const float4*>(&Q_s[i * dr + a]);
+          const float w[4] = {w4.x, w4.y, w4.z, w4.w}, x[4] = {q4.x, q4.y, q4.z, q4.w};
+#pragma unroll
+          for (int e = 0; e < 4; e++)
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+              vn[r][u] -= w[e] * sv[u][e];
+              qs[r][u] += x[e] * sv[u][e];
+            }
         }
       }
 #pragma unroll
       for (int r = 0; r < kRows; r++)
 #pragma unroll
         for (int u = 0; u < 2; u++) {
-          const int i = wi + kWarps * r;
+          const int i = wi + kScanWarps * r;
           vn_s[i * kScanCols + lane + 32 * u] = vn[r][u];
           qs_s[i * kScanCols + lane + 32 * u] = qs[r][u];
         }
@@ -329,7 +350,7 @@ __global__ void __launch_bounds__(kThreads)
     // Outputs of the warp's rows.
 #pragma unroll
     for (int r = 0; r < kRows; r++) {
-      const int i = wi + kWarps * r;
+      const int i = wi + kScanWarps * r;
       if (i >= L) break;
 #pragma unroll
       for (int u = 0; u < 2; u++) {
@@ -339,21 +360,28 @@ __global__ void __launch_bounds__(kThreads)
         if (col < cols) out[((c0 + i) * H + h) * dv + j0 + col] = o;
       }
     }
-    // State update of the warp's rows.
+    // State update of the warp's rows (rows past dk: computed from zeros and pads, never stored).
     const float el = expf(cum_s[L - 1]);
+#pragma unroll
+    for (int m = 0; m < MAXR; m++) s[m][0] *= el, s[m][1] *= el;
+    for (int i = 0; i < L; i++) {
+      const float d = dec_s[i], v0 = vn_s[i * kScanCols + lane], v1 = vn_s[i * kScanCols + lane + 32];
+#pragma unroll
+      for (int m4 = 0; m4 < MAXR; m4 += 4) {
+        const float4 k4 = *reinterpret_cast<const float4*>(&K_s[i * dr + MAXR * wi + m4]);
+        const float kk[4] = {k4.x, k4.y, k4.z, k4.w};
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+          const float kd = kk[e] * d;
+          s[m4 + e][0] += kd * v0;
+          s[m4 + e][1] += kd * v1;
+        }
+      }
+    }
 #pragma unroll
     for (int m = 0; m < MAXR; m++) {
       const int a = MAXR * wi + m;
-      if (a >= dk) break;
-      float x0 = s[m][0] * el, x1 = s[m][1] * el;
-      for (int i = 0; i < L; i++) {
-        const float kd = K_s[i * dk + a] * dec_s[i];
-        x0 += kd * vn_s[i * kScanCols + lane];
-        x1 += kd * vn_s[i * kScanCols + lane + 32];
-      }
-      s[m][0] = x0, s[m][1] = x1;
-      S_s[a * kScanCols + lane] = x0;
-      S_s[a * kScanCols + lane + 32] = x1;
+      if (a < dk) S_s[lane * sr + a] = s[m][0], S_s[(lane + 32) * sr + a] = s[m][1];
     }
   }
 #pragma unroll
@@ -630,11 +658,11 @@ void gated_delta_chunked(Context& ctx, const float* q, const float* k, const flo
   const dim3 grid(unsigned(H), detail::blocks_for(s.dv, kScanCols));
   auto run = [&](auto kernel) {
     detail::allow_smem(ctx, kernel, smem);
-    detail::launch(ctx, kernel, grid, kThreads, smem, q, k, W, U, B, cum, T, H, dk, dv, stages, vec, state, out);
+    detail::launch(ctx, kernel, grid, kScanThreads, smem, q, k, W, U, B, cum, T, H, dk, dv, stages, vec, state, out);
   };
-  if (dk <= 64) run(delta_chunk_scan_kernel<8>);
-  else if (dk <= 128) run(delta_chunk_scan_kernel<16>);
-  else run(delta_chunk_scan_kernel<32>);
+  if (dk <= 64) run(delta_chunk_scan_kernel<4>);
+  else if (dk <= 128) run(delta_chunk_scan_kernel<8>);
+  else run(delta_chunk_scan_kernel<16>);
   DS4_CUDA_CHECK_LAUNCH();
 }
 
