@@ -40,7 +40,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaRmsNormOffset,
                                            OffsetCase{3, 6000, 1500, true, true},   // grouped, block path, in place
                                            OffsetCase{5, 77, 77, false, false},     // no weight, odd width
                                            OffsetCase{112, 256, 256, true, true},   // many heads in place
-                                           OffsetCase{2, 4 * 2560, 2560, true, false}));  // the HC stream norm
+                                           OffsetCase{2, 4 * 2560, 2560, true, false},   // the HC stream norm
+                                           OffsetCase{24, 4 * 2560, 2560, true, false}));  // prefill rows: 256 threads
 
 struct GatedCase {
   int64_t rows, dim;
@@ -67,7 +68,8 @@ TEST_P(CudaRmsNormGated, MatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaRmsNormGated,
                          ::testing::Values(GatedCase{7 * 48, 128, Act::Sigmoid}, GatedCase{1, 64, Act::Silu},
-                                           GatedCase{5, 1100, Act::Sigmoid}, GatedCase{3, 33, Act::None}));
+                                           GatedCase{5, 1100, Act::Sigmoid}, GatedCase{3, 33, Act::None},
+                                           GatedCase{40, 1100, Act::Silu}));  // prefill rows, block path: 256 threads
 
 TEST(CudaL2Norm, MatchesCpuWithAndWithoutScale) {
   for (int64_t dim : {128, 77, 256, 2000}) {

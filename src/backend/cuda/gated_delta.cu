@@ -124,7 +124,7 @@ size_t prep_smem_floats(int dk) { return size_t(2 * kChunk) * (dk + 1) + size_t(
 // Block (chunk c, head h): A and B by dot products (a thread per pair), then one column of W (dk of them) or of U
 // (dv) per thread by forward substitution. Writes W [T][H][dk], U [T][H][dv], B [T][H][kChunk] (row i: j <= i)
 // and cum [T][H].
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
     delta_chunk_prep_kernel(const float* q, const float* k, const float* v, const float* g, const float* beta, int64_t T,
                             int64_t H, int dk, int dv, float* Wg, float* Ug, float* Bg, float* cumg) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();

@@ -846,34 +846,71 @@ void launch_decode_scalar(Context& ctx, const ExpertWeights& w, const float* x, 
 // ----------------------------------------------------------------------------------------------------------
 constexpr int kBM = 64;  // rows of an expert tile
 
-// Warp e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e].
-__global__ void group_kernel(const int32_t* idx, int64_t A, int64_t E, int64_t T, int32_t* list, int32_t* counts) {
+// Block e collects the assignments routed to expert e, in assignment order: list[e * T + i], counts[e]. Each warp
+// scans one contiguous segment of the assignments twice: it counts its matches, then writes them after the earlier
+// warps' (a warp per expert walking all of them took 143 us per call for 2048 tokens x 10 at 512 experts).
+constexpr int kGroupThreads = 256;
+__global__ void __launch_bounds__(kGroupThreads) group_kernel(const int32_t* idx, int64_t A, int64_t T, int32_t* list,
+                                                              int32_t* counts) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  const int64_t e = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (e >= E) return;
+  constexpr int kW = kGroupThreads / 32;
+  __shared__ int warp_count[kW];
+  const int64_t e = blockIdx.x;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t seg = (A + kW - 1) / kW, b0 = int64_t(warp) * seg, b1 = detail::imin(A, b0 + seg);
   int cnt = 0;
-  for (int64_t base = 0; base < A; base += 32) {
+  for (int64_t base = b0; base < b1; base += 32) {
     const int64_t a = base + lane;
-    const bool mine = a < A && idx[a] == e;
-    const unsigned m = __ballot_sync(0xffffffffu, mine);
-    if (mine) list[e * T + cnt + __popc(m & ((1u << lane) - 1u))] = int32_t(a);
-    cnt += __popc(m);
+    cnt += __popc(__ballot_sync(0xffffffffu, a < b1 && idx[a] == e));
   }
-  if (lane == 0) counts[e] = cnt;
+  if (lane == 0) warp_count[warp] = cnt;
+  __syncthreads();
+  int out = 0;
+  for (int w = 0; w < warp; w++) out += warp_count[w];
+  for (int64_t base = b0; base < b1; base += 32) {
+    const int64_t a = base + lane;
+    const bool mine = a < b1 && idx[a] == e;
+    const unsigned m = __ballot_sync(0xffffffffu, mine);
+    if (mine) list[e * T + out + __popc(m & ((1u << lane) - 1u))] = int32_t(a);
+    out += __popc(m);
+  }
+  if (threadIdx.x == kGroupThreads - 1) counts[e] = out;  // the last warp's end is the expert's count
 }
 
-// Cuts each expert's rows into 64-row tiles, in expert order (tiny: one thread).
-__global__ void tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e, int32_t* tile_r0, int32_t* num_tiles) {
+// Cuts each expert's rows into 64-row tiles, in expert order: one block, thread t takes experts t, t + 1024, ...
+// in rounds of 1024; a round's tile counts are scanned across the block and offset by the rounds before.
+constexpr int kTileThreads = 1024;
+__global__ void __launch_bounds__(kTileThreads) tiles_kernel(const int32_t* counts, int64_t E, int32_t* tile_e,
+                                                             int32_t* tile_r0, int32_t* num_tiles) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  int n = 0;
-  for (int64_t e = 0; e < E; e++)
-    for (int r0 = 0; r0 < counts[e]; r0 += kBM) {
-      tile_e[n] = int32_t(e);
-      tile_r0[n] = r0;
-      n++;
+  __shared__ int warp_sum[kTileThreads / 32];
+  __shared__ int round_base;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if (tid == 0) round_base = 0;
+  for (int64_t e0 = 0; e0 < E; e0 += kTileThreads) {
+    const int64_t e = e0 + tid;
+    const int n = e < E ? (counts[e] + kBM - 1) / kBM : 0;
+    int incl = n;  // inclusive scan within the warp
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += v;
     }
-  *num_tiles = n;
+    __syncthreads();  // round_base of the round before is final; warp_sum is free
+    if (lane == 31) warp_sum[warp] = incl;
+    __syncthreads();
+    int before = round_base;
+    for (int w = 0; w < warp; w++) before += warp_sum[w];
+    const int first = before + incl - n;
+    for (int j = 0; j < n; j++) {
+      tile_e[first + j] = int32_t(e);
+      tile_r0[first + j] = j * kBM;
+    }
+    __syncthreads();  // every thread has read round_base
+    if (tid == kTileThreads - 1) round_base = before + incl;
+  }
+  __syncthreads();
+  if (tid == 0) *num_tiles = round_base;
 }
 
 // The grouped GEMM of the experts on the tensor cores (mma.sync, mma.cuh). A block computes one 64-row tile of
@@ -1059,9 +1096,9 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   float* ybuf = s.take<float>(size_t(A * H));
   detail::require(max_tiles < 65536, "moe_experts: more than 65535 expert tiles in one call; split the chunk");
 
-  detail::launch(ctx, group_kernel, detail::blocks_for(E, 8), 256, 0, idx, A, E, T, list, counts);
+  detail::launch(ctx, group_kernel, unsigned(E), kGroupThreads, 0, idx, A, T, list, counts);
   DS4_CUDA_CHECK_LAUNCH();
-  detail::launch(ctx, tiles_kernel, 1, 1, 0, counts, E, tile_e, tile_r0, num_tiles);
+  detail::launch(ctx, tiles_kernel, 1, kTileThreads, 0, counts, E, tile_e, tile_r0, num_tiles);
   DS4_CUDA_CHECK_LAUNCH();
   round_to_bf16(ctx, x, T * H, xb);
 
