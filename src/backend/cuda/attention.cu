@@ -282,6 +282,17 @@ __device__ __forceinline__ int mma_tile_offset(int r, int ch) {
   return (r * MmaCfg<HD>::kChunks + (ch ^ (((r & 1) << 2) | (((r >> 2) & 3) << 1)))) * 8;
 }
 
+// The values' accumulators of a lane: [pair][even or odd n-tile][mma register].
+template <int P>
+__device__ __forceinline__ void zero_pairs(float (&f)[P][2][4]) {
+#pragma unroll
+  for (int p = 0; p < P; p++)
+#pragma unroll
+    for (int e = 0; e < 2; e++)
+#pragma unroll
+      for (int i = 0; i < 4; i++) f[p][e][i] = 0.0f;
+}
+
 template <int HD>
 __global__ void __launch_bounds__(kMmaThreads, 2) attn_mma_kernel(Args<bf16> a) {
   using C = MmaCfg<HD>;
@@ -338,12 +349,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) attn_mma_kernel(Args<bf16> a) 
   float m_run = -INFINITY, l_run = 0.0f;
   // Output: pair p, n-tile e (even dims) or 1 (odd): rows g ([0], [1]) and g + 8 ([2], [3]).
   float o[C::kPairs][2][4];
-#pragma unroll
-  for (int p = 0; p < C::kPairs; p++)
-#pragma unroll
-    for (int e = 0; e < 2; e++)
-#pragma unroll
-      for (int i = 0; i < 4; i++) o[p][e][i] = 0.0f;
+  zero_pairs(o);
 
   for (int it = 0; it < ntiles; it++) {
     const int nt = int(detail::imin(kMmaKeys, s1 - s0 - int64_t(it) * kMmaKeys));
@@ -430,12 +436,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) attn_mma_kernel(Args<bf16> a) 
     // Values: the warp's dims, two k-steps of 16 keys (lane c: keys 4 c .. 4 c + 3 of each).
     {
       float pv[C::kPairs][2][4];
-#pragma unroll
-      for (int p = 0; p < C::kPairs; p++)
-#pragma unroll
-        for (int e = 0; e < 2; e++)
-#pragma unroll
-          for (int i = 0; i < 4; i++) pv[p][e][i] = 0.0f;
+      zero_pairs(pv);
 #pragma unroll
       for (int kst = 0; kst < 2; kst++) {
         const int k0 = 16 * kst + 4 * c;
