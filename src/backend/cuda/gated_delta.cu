@@ -1,9 +1,10 @@
 // The gated delta rule (cpu/gated_delta.cpp) and the GDN step that prepares its inputs.
 //
-// Both forms split the work over (value head, tile of 32 state columns): the columns of S_h are independent
-// (every update is S[:, j] <- f(S[:, j], k, q, v_j)), so a block owns S[:, j0..j0+32) outright and needs no
-// communication with other blocks. Lanes map to columns, so every state access of a warp is one coalesced
-// 128-byte row segment.
+// Both forms split the state over (value head, tile of state columns): the columns of S_h are independent (every
+// update is S[:, j] <- f(S[:, j], k, q, v_j)), so a block owns its columns outright and needs no communication with
+// other blocks (the recurrent form: 32 columns, the chunked form's scan: 64). Lanes map to columns, so every state
+// access of a warp is one coalesced 128-byte row segment. The chunked form's chunk-local algebra runs before the
+// scan, over (chunk, head).
 #include <cooperative_groups.h>
 
 #include "backend/cuda/common.cuh"
