@@ -19,11 +19,12 @@
 // Other widths take per (token, expert) scalar GEMVs: the gate/up kernel writes silu(g) * u; the down kernel
 // gives each warp a few output rows, walks the token's k experts and accumulates weight * (down row · h).
 //
-// Prefill: assignments (token, slot) are grouped by expert on the device (a warp per expert ballots over the
-// routing table, keeping token order, so the grouping is deterministic), cut into 64-row tiles, and multiplied
-// by a grouped tensor-core GEMM (mma.sync bf16 x bf16 -> f32, expert_gemm_kernel) whose blocks look up their expert
-// and rows in the tile table; the gate/up pass writes silu(gate) * up as bf16. The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are
-// per assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
+// Prefill: assignments (token, slot) are grouped by expert on the device (a block per expert, its warps balloting
+// over segments of the routing table in order, so the grouping keeps token order and is deterministic), cut into
+// 64-row tiles, and multiplied by a grouped tensor-core GEMM (mma.sync bf16 x bf16 -> f32, expert_gemm_kernel)
+// whose blocks look up their expert and rows in the tile table; the gate/up pass writes silu(gate) * up as bf16.
+// The grid is sized by an upper bound of the tile count, so nothing is read back to the host. Outputs are per
+// assignment; a final pass sums each token's k rows with their weights in a fixed order (no atomics).
 // There, and on the scalar decode path, the shared expert is composed after the routed experts (SwiGLU, linear,
 // gated add).
 #include <algorithm>
