@@ -928,7 +928,11 @@ constexpr int kGM = kBM;   // rows per tile (the tile table's)
 constexpr int kGN = 128;   // weight rows per block
 constexpr int kGK = 64;    // K per stage
 constexpr int kGStages = 3;
-constexpr int kGThreads = 128;
+// Warps: 2 along the tile's rows x kWN along its 128 weight rows (kWN = 2: 4 warps of 8 n-tiles, the default; 4:
+// 8 warps of 4 n-tiles, half the accumulators each, DS4_CUDA_EXPERT_WARPS8=1, not yet measured). Each output is the
+// same chain of mma either way, so the same bits.
+template <int kWN>
+__host__ __device__ constexpr int gemm_threads() { return 64 * kWN; }
 constexpr int kGChunks = kGK / 8;
 constexpr size_t kGStageChunks = size_t(kGM + kGN) * kGChunks;
 constexpr size_t kGSmem = kGStages * kGStageChunks * 16;
@@ -958,8 +962,10 @@ __device__ __forceinline__ void gemm_load(uint4* dst, const bf16* src, int64_t k
   *dst = *reinterpret_cast<const uint4*>(v);
 }
 
-template <bool kGateUp>
-__global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
+template <bool kGateUp, int kWN>
+__global__ void __launch_bounds__(gemm_threads<kWN>()) expert_gemm_kernel(ExpertGemm g) {
+  constexpr int kGThreads = gemm_threads<kWN>(), kRowsPass = kGThreads / kGChunks;
+  constexpr int NT = 16 / kWN;  // n-tiles of a warp (gate/up: NT / 2 of gate, the same of up)
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (int(blockIdx.y) >= *g.num_tiles) return;
   extern __shared__ uint4 gemm_smem[];  // stage s: A rows then B rows, kGChunks chunks each
@@ -971,19 +977,19 @@ __global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
   if (tid < kGM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
   __syncthreads();
 
-  // The loader's rows: A rows tid / 8 + 16 j, B rows tid / 8 + 16 j, chunk tid % 8 of each.
+  // The loader's rows: A rows tid / 8 + kRowsPass j, B rows tid / 8 + kRowsPass j, chunk tid % 8 of each.
   constexpr int kALoads = kGM * kGChunks / kGThreads, kBLoads = kGN * kGChunks / kGThreads;
   const int lch = tid % kGChunks, lrow = tid / kGChunks;
   const bf16* asrc[kALoads];
   const bf16* bsrc[kBLoads];
 #pragma unroll
   for (int j = 0; j < kALoads; j++) {
-    const int r = lrow + 16 * j, a = arow[r] >= 0 ? arow[r] : arow[0];
+    const int r = lrow + kRowsPass * j, a = arow[r] >= 0 ? arow[r] : arow[0];
     asrc[j] = g.a + int64_t(a / g.a_div) * g.lda;
   }
 #pragma unroll
   for (int j = 0; j < kBLoads; j++) {
-    const int r = lrow + 16 * j;
+    const int r = lrow + kRowsPass * j;
     const bool up = kGateUp && r >= kGN / 2;
     const int64_t n = detail::imin(n0 + (up ? r - kGN / 2 : r), g.N - 1);
     bsrc[j] = (up ? g.w1 : g.w0) + (int64_t(e) * g.N + n) * g.Kd;
@@ -994,23 +1000,27 @@ __global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
       uint4* st = gemm_smem + size_t(kt % kGStages) * kGStageChunks;
       const int64_t k = int64_t(kt) * kGK + 8 * lch;
 #pragma unroll
-      for (int j = 0; j < kALoads; j++) gemm_load(st + gemm_chunk(lrow + 16 * j, lch), asrc[j], k, g.Kd, g.vec);
+      for (int j = 0; j < kALoads; j++) gemm_load(st + gemm_chunk(lrow + kRowsPass * j, lch), asrc[j], k, g.Kd, g.vec);
 #pragma unroll
-      for (int j = 0; j < kBLoads; j++) gemm_load(st + gemm_chunk(kGM + lrow + 16 * j, lch), bsrc[j], k, g.Kd, g.vec);
+      for (int j = 0; j < kBLoads; j++)
+        gemm_load(st + gemm_chunk(kGM + lrow + kRowsPass * j, lch), bsrc[j], k, g.Kd, g.vec);
     }
     detail::commit_async();  // empty groups too: "at most kGStages - 2 in flight" then means stage kt landed
   };
 #pragma unroll
   for (int s = 0; s < kGStages - 1; s++) issue(s);
 
-  // Warp tile: rows 32 wm .. + 32 (2 m-tiles), 8 n-tiles of B rows (gate/up: 4 of gate, the same 4 of up).
+  // Warp tile: rows 32 wm .. + 32 (2 m-tiles), NT n-tiles of B rows (gate/up: NT / 2 of gate, the same of up).
   const int wm = warp & 1, wn = warp >> 1;
-  auto brow = [&](int j) { return kGateUp ? (j < 4 ? 32 * wn + 8 * j : kGN / 2 + 32 * wn + 8 * (j - 4)) : 64 * wn + 8 * j; };
-  float acc[2][8][4];
+  constexpr int kHalfCols = kGN / 2 / kWN, kCols = kGN / kWN;  // gate (or up) columns, down columns of a warp
+  auto brow = [&](int j) {
+    return kGateUp ? (j < NT / 2 ? kHalfCols * wn + 8 * j : kGN / 2 + kHalfCols * wn + 8 * (j - NT / 2)) : kCols * wn + 8 * j;
+  };
+  float acc[2][NT][4];
 #pragma unroll
   for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-    for (int j = 0; j < 8; j++)
+    for (int j = 0; j < NT; j++)
 #pragma unroll
       for (int i = 0; i < 4; i++) acc[mi][j][i] = 0.0f;
 
@@ -1028,7 +1038,7 @@ __global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
         ahi[mi] = st[gemm_chunk(32 * wm + 16 * mi + gr + 8, 4 * s + gc)];
       }
 #pragma unroll
-      for (int j = 0; j < 8; j++) {
+      for (int j = 0; j < NT; j++) {
         const uint4 b = st[gemm_chunk(kGM + brow(j) + gr, 4 * s + gc)];
 #pragma unroll
         for (int mi = 0; mi < 2; mi++) {
@@ -1050,18 +1060,19 @@ __global__ void __launch_bounds__(kGThreads) expert_gemm_kernel(ExpertGemm g) {
       if constexpr (kGateUp) {
         bf16* h = static_cast<bf16*>(g.out) + int64_t(a) * g.N;
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-          const int64_t n = n0 + 32 * wn + 8 * j + 2 * gc;
+        for (int j = 0; j < NT / 2; j++) {
+          const int64_t n = n0 + kHalfCols * wn + 8 * j + 2 * gc;
 #pragma unroll
           for (int q = 0; q < 2; q++)
             if (n + q < g.N)
-              h[n + q] = __float2bfloat16_rn(detail::silu(acc[mi][j][2 * half + q]) * acc[mi][j + 4][2 * half + q]);
+              h[n + q] =
+                  __float2bfloat16_rn(detail::silu(acc[mi][j][2 * half + q]) * acc[mi][j + NT / 2][2 * half + q]);
         }
       } else {
         float* y = static_cast<float*>(g.out) + int64_t(a) * g.N;
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-          const int64_t n = n0 + 64 * wn + 8 * j + 2 * gc;
+        for (int j = 0; j < NT; j++) {
+          const int64_t n = n0 + kCols * wn + 8 * j + 2 * gc;
 #pragma unroll
           for (int q = 0; q < 2; q++)
             if (n + q < g.N) y[n + q] = acc[mi][j][2 * half + q];
@@ -1108,17 +1119,19 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   // gate and up: A rows are the token activations (assignment a reads token a / K), K dim = H, N = I; out h.
   g.a = xb, g.lda = H, g.a_div = K, g.w0 = w.gate, g.w1 = w.up, g.out = hbuf, g.N = I, g.Kd = H;
   g.vec = H % 8 == 0 && detail::aligned16(xb) && detail::aligned16(w.gate) && detail::aligned16(w.up);
-  detail::allow_smem(ctx, expert_gemm_kernel<true>, kGSmem);
-  detail::launch(ctx, expert_gemm_kernel<true>, dim3(detail::blocks_for(I, kGN / 2), unsigned(max_tiles)), kGThreads,
-                 kGSmem, g);
-  DS4_CUDA_CHECK_LAUNCH();
+  static const bool warps8 = detail::switch_set("DS4_CUDA_EXPERT_WARPS8");
+  auto gemm = [&](auto kernel, int threads, int64_t cols_per_block) {
+    detail::allow_smem(ctx, kernel, kGSmem);
+    detail::launch(ctx, kernel, dim3(detail::blocks_for(g.N, cols_per_block), unsigned(max_tiles)), threads, kGSmem, g);
+    DS4_CUDA_CHECK_LAUNCH();
+  };
+  if (warps8) gemm(expert_gemm_kernel<true, 4>, gemm_threads<4>(), kGN / 2);
+  else gemm(expert_gemm_kernel<true, 2>, gemm_threads<2>(), kGN / 2);
   // down: A rows are the SwiGLU outputs of the assignment itself, K dim = I, N = H.
   g.a = hbuf, g.lda = I, g.a_div = 1, g.w0 = w.down, g.w1 = nullptr, g.out = ybuf, g.N = H, g.Kd = I;
   g.vec = I % 8 == 0 && detail::aligned16(hbuf) && detail::aligned16(w.down);
-  detail::allow_smem(ctx, expert_gemm_kernel<false>, kGSmem);
-  detail::launch(ctx, expert_gemm_kernel<false>, dim3(detail::blocks_for(H, kGN), unsigned(max_tiles)), kGThreads,
-                 kGSmem, g);
-  DS4_CUDA_CHECK_LAUNCH();
+  if (warps8) gemm(expert_gemm_kernel<false, 4>, gemm_threads<4>(), kGN);
+  else gemm(expert_gemm_kernel<false, 2>, gemm_threads<2>(), kGN);
   detail::launch(ctx, combine_kernel, detail::grid_for(ctx, T * H, 256), 256, 0, ybuf, weight, T, K, H, out);
   DS4_CUDA_CHECK_LAUNCH();
 }

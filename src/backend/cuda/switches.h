@@ -12,4 +12,10 @@ inline bool switch_on(const char* name) {
   return !(v && std::string(v) == "0");
 }
 
+// Off unless the environment sets `name` to "1": a variant kept for an A/B before it replaces the default.
+inline bool switch_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
 }  // namespace ds4::cuda::detail
