@@ -19,7 +19,7 @@
 namespace {
 struct Args {
   std::string model, config, prefill = "128", backend = "cpu", reference_prefill = "512";
-  bool random_weights = false, reference = false, warmup = true;
+  bool random_weights = false, reference = false, no_warmup = false;
   std::string python = "python3";
   int64_t layers = 0, experts = 0, ple_vocab_base = 0, decode = 32, threads = 0;
   uint64_t seed = 1;
@@ -153,7 +153,7 @@ void run(const Args& a) {
     for (int32_t i = 0; i < P; i++) prompt[size_t(i)] = int32_t((int64_t(i) * 7919 + 13) % V);
     return prompt;
   };
-  if (a.backend != "cpu" && a.warmup) {
+  if (a.backend != "cpu" && !a.no_warmup) {
     // Warm-up: library heuristics, first launches and the decode graph's capture are not timed.
     auto st = model->new_state();
     model->forward(*st, prompt_of(64), logits, false);
@@ -207,7 +207,7 @@ ds4::cli::RegisterCommand reg([](CLI::App& app) {
   sub->add_option("--ple-vocab-base", args->ple_vocab_base, "Shrink the PLE n-gram table for timing");
   sub->add_option("--prefill", args->prefill, "Prompt lengths, comma-separated");
   sub->add_option("--decode", args->decode, "Decode steps after each prefill");
-  sub->add_flag("!--no-warmup", args->warmup,
+  sub->add_flag("--no-warmup", args->no_warmup,
                 "Skip the untimed warm-up forward (so a profiler sees only the timed calls)");
   sub->add_option("--threads", args->threads, "CPU threads (default: all)");
   sub->add_option("--backend", args->backend, "Compute backend: cpu (reference) or cuda (when built with it)")
