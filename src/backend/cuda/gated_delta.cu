@@ -198,12 +198,12 @@ __global__ void __launch_bounds__(kThreads, 2)
 constexpr int kScanThreads = 512;
 constexpr int kScanWarps = kScanThreads / 32;
 __host__ __device__ inline int scan_row(int dk) { return (dk + 3) / 4 * 4; }
-__host__ __device__ inline size_t scan_stage_floats(int dk) {
-  return size_t(3 * kChunk) * scan_row(dk) + size_t(kChunk) * (kScanCols + kChunk + 1) + 3;  // + 3: 16-byte stages
+__host__ __device__ inline size_t scan_stage_floats(int dk) {  // a multiple of 4: every stage starts 16-byte aligned
+  return (size_t(3 * kChunk) * scan_row(dk) + size_t(kChunk) * (kScanCols + kChunk + 1) + 3) / 4 * 4;
 }
 size_t scan_smem_floats(int dk, int stages) {
-  return size_t(scan_row(dk) + 4) * kScanCols + stages * (scan_stage_floats(dk) / 4 * 4) +
-         size_t(2 * kChunk) * kScanCols + 2 * kChunk;
+  return size_t(scan_row(dk) + 4) * kScanCols + stages * scan_stage_floats(dk) + size_t(2 * kChunk) * kScanCols +
+         2 * kChunk;
 }
 
 // Block (head h, columns j0 .. j0 + 63), 16 warps. Row phases: warp w takes rows w and w + 16 of the chunk, lane l
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kScanThreads, 1)
   constexpr int kRows = kChunk / kScanWarps;
   const int h = blockIdx.x, j0 = blockIdx.y * kScanCols, tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;
   const int dr = scan_row(dk), sr = dr + 4;
-  const size_t stage_floats = scan_stage_floats(dk) / 4 * 4;
+  const size_t stage_floats = scan_stage_floats(dk);
   float* S_s = sm;  // [kScanCols][sr]: S[a][j0 + col] at col * sr + a
   float* stage0 = S_s + size_t(sr) * kScanCols;
   float* vn_s = stage0 + stages * stage_floats;  // [kChunk][kScanCols]

@@ -924,7 +924,6 @@ __global__ void __launch_bounds__(kTileThreads) tiles_kernel(const int32_t* coun
 // rows swapped by halves, so a quarter-warp's reads (two rows, four chunks) fall on distinct banks. Chunks that
 // are not whole 16-byte runs inside K (K not a multiple of 8, misaligned rows, the K tail) are loaded element by
 // element, zeros past K. Rows past a tile's assignments read its first row, and their outputs are dropped.
-constexpr int kGM = kBM;   // rows per tile (the tile table's)
 constexpr int kGN = 128;   // weight rows per block
 constexpr int kGK = 64;    // K per stage
 constexpr int kGStages = 3;
@@ -934,7 +933,7 @@ constexpr int kGStages = 3;
 template <int kWN>
 __host__ __device__ constexpr int gemm_threads() { return 64 * kWN; }
 constexpr int kGChunks = kGK / 8;
-constexpr size_t kGStageChunks = size_t(kGM + kGN) * kGChunks;
+constexpr size_t kGStageChunks = size_t(kBM + kGN) * kGChunks;
 constexpr size_t kGSmem = kGStages * kGStageChunks * 16;
 
 struct ExpertGemm {
@@ -969,16 +968,16 @@ __global__ void __launch_bounds__(gemm_threads<kWN>()) expert_gemm_kernel(Expert
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   if (int(blockIdx.y) >= *g.num_tiles) return;
   extern __shared__ uint4 gemm_smem[];  // stage s: A rows then B rows, kGChunks chunks each
-  __shared__ int32_t arow[kGM];
+  __shared__ int32_t arow[kBM];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, gr = lane >> 2, gc = lane & 3;
   const int e = g.tile_e[blockIdx.y], r0 = g.tile_r0[blockIdx.y];
-  const int rows_valid = min(kGM, g.counts[e] - r0);
+  const int rows_valid = min(kBM, g.counts[e] - r0);
   const int64_t n0 = int64_t(blockIdx.x) * (kGateUp ? kGN / 2 : kGN);
-  if (tid < kGM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
+  if (tid < kBM) arow[tid] = tid < rows_valid ? g.list[int64_t(e) * g.T + r0 + tid] : -1;
   __syncthreads();
 
   // The loader's rows: A rows tid / 8 + kRowsPass j, B rows tid / 8 + kRowsPass j, chunk tid % 8 of each.
-  constexpr int kALoads = kGM * kGChunks / kGThreads, kBLoads = kGN * kGChunks / kGThreads;
+  constexpr int kALoads = kBM * kGChunks / kGThreads, kBLoads = kGN * kGChunks / kGThreads;
   const int lch = tid % kGChunks, lrow = tid / kGChunks;
   const bf16* asrc[kALoads];
   const bf16* bsrc[kBLoads];
@@ -1003,7 +1002,7 @@ __global__ void __launch_bounds__(gemm_threads<kWN>()) expert_gemm_kernel(Expert
       for (int j = 0; j < kALoads; j++) gemm_load(st + gemm_chunk(lrow + kRowsPass * j, lch), asrc[j], k, g.Kd, g.vec);
 #pragma unroll
       for (int j = 0; j < kBLoads; j++)
-        gemm_load(st + gemm_chunk(kGM + lrow + kRowsPass * j, lch), bsrc[j], k, g.Kd, g.vec);
+        gemm_load(st + gemm_chunk(kBM + lrow + kRowsPass * j, lch), bsrc[j], k, g.Kd, g.vec);
     }
     detail::commit_async();  // empty groups too: "at most kGStages - 2 in flight" then means stage kt landed
   };
@@ -1039,7 +1038,7 @@ __global__ void __launch_bounds__(gemm_threads<kWN>()) expert_gemm_kernel(Expert
       }
 #pragma unroll
       for (int j = 0; j < NT; j++) {
-        const uint4 b = st[gemm_chunk(kGM + brow(j) + gr, 4 * s + gc)];
+        const uint4 b = st[gemm_chunk(kBM + brow(j) + gr, 4 * s + gc)];
 #pragma unroll
         for (int mi = 0; mi < 2; mi++) {
           detail::mma_bf16_16816(acc[mi][j], alo[mi].x, ahi[mi].x, alo[mi].y, ahi[mi].y, b.x, b.y);
