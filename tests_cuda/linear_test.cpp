@@ -64,7 +64,10 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{1, 1000, 70001}, LinearCase{1, 320, 10240}, LinearCase{1, 264, 9},
                       // T = 1, tall: the bulk-copy kernel with a ragged last block, a slice of one partial piece
                       // (K = 1024), slices of a whole and a partial piece (K = 6144)
-                      LinearCase{1, 1024, 9001}, LinearCase{1, 6144, 9000}, LinearCase{1, 2560, 20000}));
+                      LinearCase{1, 1024, 9001}, LinearCase{1, 6144, 9000}, LinearCase{1, 2560, 20000},
+                      // T = 1, the wide kernel (2560 < K <= 8192): more than 3 blocks a multiprocessor when a
+                      // block would get over 16 rows, and fewer rows than blocks
+                      LinearCase{1, 6144, 8000}, LinearCase{1, 8192, 37}));
 
 // A token's projection is the same bits alone (T = 1: the rows or the bulk kernel) as inside a chunk of 2-8
 // tokens (the multi-token kernel): speculative verification relies on it. Short, wide and tall shapes, and the
@@ -74,7 +77,7 @@ TEST(CudaLinear, OneTokenRowsEqualChunkRows) {
   for (const LinearCase c : {LinearCase{5, 2560, 2560}, LinearCase{3, 6144, 2560}, LinearCase{8, 2560, 16480},
                              LinearCase{2, 1024, 9001}, LinearCase{4, 2560, 70001}, LinearCase{2, 8192, 2560},
                              LinearCase{3, 2560, 1345}, LinearCase{2, 2560, 1793}, LinearCase{2, 320, 8000},
-                             LinearCase{2, 6144, 133}}) {
+                             LinearCase{2, 6144, 133}, LinearCase{2, 6144, 8000}, LinearCase{3, 2568, 70}}) {
     const auto x = rand_vec(size_t(c.T * c.K), -1.0f, 1.0f, uint32_t(c.N));
     Weight W(size_t(c.N * c.K), 1.0f / std::sqrt(float(c.K)), uint32_t(c.K));
     auto dx = upload(x);
@@ -119,6 +122,8 @@ void check_linear_into_streams(int64_t T, int64_t K, int64_t N, int64_t S, uint3
 TEST(CudaLinear, IntoStreamsMatchesLinearThenInject) {
   check_linear_into_streams(1, 6144, 2560, 4, 31);  // several warps per row
   check_linear_into_streams(1, 8192, 2560, 4, 35);  // the attention output projection
+  check_linear_into_streams(1, 6144, 300, 6, 37);    // more streams than the wide kernel stages
+  check_linear_into_streams(1, 3072, 5, 2, 38);      // fewer rows than blocks, fewer streams
   check_linear_into_streams(1, 2560, 300, 3, 36);
   check_linear_into_streams(1, 2560, 40000, 3, 32);  // two rows per warp
   check_linear_into_streams(1, 64, 40, 1, 33);

@@ -325,4 +325,16 @@ void allow_smem(const Context& ctx, Kernel k, size_t bytes) {
   if (bytes > 48 * 1024) DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
+
+// Sets a kernel's dynamic shared-memory limit to `bytes` whenever it has any: with static shared memory beside
+// it, even 48 KiB of dynamic memory is past the default limit. Throws when the device has less.
+template <class Kernel>
+void allow_dynamic_smem(const Context& ctx, Kernel k, size_t bytes) {
+  if (!bytes) return;
+  require_supported(bytes + 1024 <= ctx.smem_optin(), "kernel needs " + std::to_string(bytes) +
+                                                          " bytes of shared memory, the device allows " +
+                                                          std::to_string(ctx.smem_optin()));
+  DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
 }  // namespace ds4::cuda::detail

@@ -19,6 +19,7 @@
 #pragma once
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "backend/cuda/common.cuh"
@@ -149,18 +150,28 @@ struct RowSink {
   __device__ __forceinline__ void load(const float* streams, const float* inject, int S, int64_t N,
                                        int64_t row) const {
     if (!streams) return;
+    issue(streams, inject, S, N, row);
+    commit_async();
+  }
+  // load's copies without the commit: a caller that commits them with copies of its own.
+  __device__ __forceinline__ void issue(const float* streams, const float* inject, int S, int64_t N,
+                                        int64_t row) const {
 #pragma unroll
     for (int s = 0; s < kPre; s++)
       if (s < S) cp_async<4>(slot + s, streams + int64_t(s) * N + row), cp_async<4>(slot + kPre + s, inject + s);
-    commit_async();
   }
   __device__ __forceinline__ void put(float* y, float* streams, const float* inject, int S, int64_t N, int64_t row,
                                       float v) const {
+    if (streams) wait_all_async();  // this thread's copies (load) have landed
+    put_landed(y, streams, inject, S, N, row, v);
+  }
+  // put once the caller has waited for the slot's copies itself.
+  __device__ __forceinline__ void put_landed(float* y, float* streams, const float* inject, int S, int64_t N,
+                                             int64_t row, float v) const {
     if (!streams) {
       y[row] = v;
       return;
     }
-    wait_all_async();  // this thread's copies (load) have landed
 #pragma unroll
     for (int s = 0; s < kPre; s++)
       if (s < S) streams[int64_t(s) * N + row] = slot[s] + v * slot[kPre + s];
@@ -259,5 +270,130 @@ struct XSlice {
     return acc;
   }
 };
+
+// ----------------------------------------------------------------------------------------------------------
+// Wide rows (one token): a persistent grid whose block b takes output rows b, b + grid, ..., each row's K in
+// kWideWarps slices (warp w slice w, k_slice's split), a lane's slice of x in registers (XSlice) and a lane's
+// weight chunks of a row at cp[j] + row * stride[j] (the caller's layout: one matrix, or the MoE down pass's
+// concatenated experts). The sums: a lane's chunks in increasing order, the lane butterfly, the slices in order
+// from 0, as gemv_rows_multi_kernel sums with P = kWideWarps, so a token's row does not depend on T.
+//
+// D = 0: the next row's weights go into registers before the current row's sums: a block has one row in flight
+// (14 KB at the Flash-Next experts' shape), and each row costs a loaded memory round trip (about 1.9 us in the
+// H200 trace of the down pass: 6.5 rows a block, 12.5 us for 36 MB, where the GDN input projection, 20 KB a block
+// a step, ran at 4.3 TB/s). D > 0: the next D rows' weights are copied into shared memory by cp.async, each lane
+// into slots of its own (it reads only what it copied, so its own wait_group orders them; no barrier), a row's
+// slot refilled with row + D right after the row's barrier. The first D rows are requested before pdl_enter (the
+// weights are never written by earlier kernels). With streams, the block's rows' first kPre streams and inject
+// weights are read once after the wait, beside x, into shared memory (at most kWideMaxRows rows a block).
+constexpr int kWideWarps = 8;
+constexpr int kWideJ = 4;  // chunks per lane: K of at most 8 x 32 x 4 x 8 = 8192
+constexpr int64_t kWideMaxK = int64_t(kWideWarps) * 32 * kWideJ * 8;
+constexpr int kWideBlocksPerSm = 3;
+constexpr int kWideRingMax = 4;   // 4 x 16 KB of shared memory a block
+constexpr int kWideMaxRows = 16;  // rows a block (N <= kWideMaxRows x grid)
+constexpr size_t wide_ring_bytes(int D) { return size_t(D) * kWideJ * kWideWarps * 32 * sizeof(uint4); }
+// The grid: kWideBlocksPerSm blocks a multiprocessor, more when a block would get over kWideMaxRows rows.
+inline int64_t wide_grid(int64_t sms, int64_t N) {
+  const int64_t g = std::max<int64_t>(int64_t(kWideBlocksPerSm) * sms, (N + kWideMaxRows - 1) / kWideMaxRows);
+  return std::min(g, N);
+}
+
+struct WideShared {
+  float red[2][kWideWarps];
+  float sink[kWideMaxRows][2 * RowSink::kPre];  // the block's i-th row's streams, then inject weights
+};
+
+template <int D>
+__device__ __forceinline__ void wide_rows(const float* x, int64_t c_begin, int64_t c_end,
+                                          const bf16* const (&cp)[kWideJ], const int (&stride)[kWideJ], int64_t N,
+                                          float* y, float* streams, const float* inject, int S, WideShared& sh,
+                                          uint4* ring, bool prewait) {
+  constexpr int kPre = RowSink::kPre;
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  uint4 w[kWideJ];
+  auto load = [&](int64_t row) {
+#pragma unroll
+    for (int j = 0; j < kWideJ; j++)
+      w[j] = row < N && cp[j] ? ld_stream(cp[j] + row * stride[j]) : make_uint4(0u, 0u, 0u, 0u);
+  };
+  // D > 0: row's weights into ring slot q, one commit group a row whatever it holds.
+  auto fill = [&](int64_t row, int q) {
+    if (row < N)
+#pragma unroll
+      for (int j = 0; j < kWideJ; j++)
+        if (cp[j]) cp_async<16>(ring + (q * kWideJ + j) * blockDim.x + threadIdx.x, cp[j] + row * stride[j]);
+    commit_async();
+  };
+  auto first = [&] {
+    if constexpr (D > 0) {
+#pragma unroll
+      for (int q = 0; q < D; q++) fill(blockIdx.x + int64_t(q) * gridDim.x, q);
+    } else {
+      load(blockIdx.x);
+    }
+  };
+  if (prewait) first();
+  [[maybe_unused]] const auto pdl = pdl_enter();  // x, the streams and inject weights: earlier kernels'
+  if (!prewait) first();
+  if (streams) {
+    // Thread e of row i: stream e (e < kPre) or inject weight e - kPre; read past L1, which may hold older lines.
+    const int64_t rows = (N - int64_t(blockIdx.x) + gridDim.x - 1) / gridDim.x;
+    const int i = int(threadIdx.x) / (2 * kPre), e = int(threadIdx.x) % (2 * kPre);
+    if (i < rows && (e % kPre) < S)
+      sh.sink[i][e] = e < kPre ? __ldcg(streams + int64_t(e) * N + blockIdx.x + int64_t(i) * gridDim.x)
+                               : __ldcg(inject + (e - kPre));
+  }
+  XSlice<kWideJ> xs;
+  xs.load(x, c_begin, c_end);
+  RowSink sink;
+  int par = 0, q = 0, i = 0;
+  for (int64_t row = blockIdx.x; row < N; row += gridDim.x, par ^= 1, i++) {
+    if constexpr (D > 0) {
+      wait_async<D - 1>();  // this row's group (the D - 1 after it may still fly)
+#pragma unroll
+      for (int j = 0; j < kWideJ; j++)
+        w[j] = cp[j] ? ring[(q * kWideJ + j) * blockDim.x + threadIdx.x] : make_uint4(0u, 0u, 0u, 0u);
+    }
+    float acc = xs.dot(w, c_begin, c_end);
+    if constexpr (D == 0) load(row + gridDim.x);
+    acc = warp_sum(acc);
+    // red alternates by row: a warp already on the next row never overwrites a sum the writer has not read. The
+    // barrier also makes the first row's sink values visible.
+    if (lane == 0) sh.red[par][warp] = acc;
+    __syncthreads();
+    if (warp == 0 && lane == 0) {
+      float sum = 0.0f;
+      for (int k = 0; k < kWideWarps; k++) sum += sh.red[par][k];
+      sink.slot = sh.sink[i];
+      sink.put_landed(y, streams, inject, S, N, row, sum);
+    }
+    if constexpr (D > 0) {
+      fill(row + int64_t(D) * gridDim.x, q);  // every lane's reads of slot q are behind the barrier above
+      q = q + 1 == D ? 0 : q + 1;
+    }
+  }
+}
+
+// DS4_CUDA_WIDE_RING / DS4_CUDA_DOWN_RING (measurement): the ring's depth in rows of the projections / the MoE
+// down pass, 0 for one row in registers. DS4_CUDA_WIDE_PREWAIT=0: the first rows are requested after the wait.
+inline int ring_depth(const char* name, int fallback) {
+  const int v = switch_int(name, fallback);
+  return v < 0 ? 0 : v > kWideRingMax ? kWideRingMax : v;
+}
+inline int wide_ring_depth() {
+  static const int d = ring_depth("DS4_CUDA_WIDE_RING", 3);
+  return d;
+}
+// The down pass keeps one row in registers by default: on the H200 (48 layers, 64 experts, one call) 207.9 tok/s
+// against 204.9 with a ring of 3 rows (the projections' ring on in both).
+inline int down_ring_depth() {
+  static const int d = ring_depth("DS4_CUDA_DOWN_RING", 0);
+  return d;
+}
+inline bool wide_prewait() {
+  static const bool on = switch_on("DS4_CUDA_WIDE_PREWAIT");
+  return on;
+}
 
 }  // namespace ds4::cuda::detail

@@ -392,6 +392,28 @@ __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
   }
 }
 
+// One token, K wider than the tall kernel's (the output projections): wide rows over one matrix (gemv.cuh), the
+// rows_shape's P = 8 slices, so the multi-token kernel sums a token's row alike.
+static_assert(kRowWarps == detail::kWideWarps, "the wide kernel's blocks are the rows kernels' blocks");
+template <int D>
+__global__ void __launch_bounds__(kRowWarps * 32, detail::kWideBlocksPerSm)
+    gemv_wide_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, float* streams,
+                     const float* inject, int S, bool prewait) {
+  __shared__ detail::WideShared shared;
+  extern __shared__ __align__(16) uint4 ring[];  // D > 0: [D][kWideJ][threads]
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  const KSlice ks = k_slice(K, detail::kWideWarps, warp);
+  const bf16* cp[detail::kWideJ];
+  int stride[detail::kWideJ];
+#pragma unroll
+  for (int j = 0; j < detail::kWideJ; j++) {
+    const int64_t c = ks.begin + lane + 32 * j;
+    cp[j] = c < ks.end ? W + c * 8 : nullptr;
+    stride[j] = int(K);
+  }
+  detail::wide_rows<D>(x, ks.begin, ks.end, cp, stride, N, y, streams, inject, S, shared, ring, prewait);
+}
+
 // Up to NT tokens (verification chunks, short prefill chunks): each token's row is summed exactly as
 // gemv_rows_kernel sums it for one token: the same P slices of K, and in each lane the same chunks in increasing
 // order (how many are loaded at a time does not change the order; zero chunks past a slice add +0 to a sum that
@@ -483,10 +505,15 @@ bool rows_path(int64_t K, const bf16* W, const float* x) {
 struct RowsShape {
   bool bulk;
   int P;
+  bool wide = false;  // gemv_wide_kernel for one token (P = kWideWarps)
 };
+bool wide_enabled();
 RowsShape rows_shape(const Context& ctx, int64_t K, int64_t N) {
   const int64_t want = 64 * int64_t(ctx.sm_count()), chunks = K / 8;
   if (N >= want && chunks >= 4 * 32) return {true, 2};
+  // Wider than the tall kernel's x slice, at most the wide kernel's (the output projections): whole rows over a
+  // block's 8 warps, the next rows' weights in flight in shared memory (gemv.cuh's wide rows).
+  if (K > kTallMaxK && K <= detail::kWideMaxK && wide_enabled()) return {false, detail::kWideWarps, true};
   int P = 1;
   while (P < kRowWarps && N * 2 * P <= want && chunks / (2 * P) >= 32) P *= 2;
   return {false, P};
@@ -502,6 +529,12 @@ bool bulk_enabled() {
 // DS4_CUDA_GEMV_PRE=0: short slices too are loaded after the wait (the same bits), to measure the difference.
 bool pre_enabled() {
   static const bool on = detail::switch_on("DS4_CUDA_GEMV_PRE");
+  return on;
+}
+
+// DS4_CUDA_GEMV_WIDE=0: the output projections take the rows kernel with its own slices (other bits).
+bool wide_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_GEMV_WIDE");
   return on;
 }
 
@@ -532,6 +565,24 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
     return;
   }
 #endif
+  if (rs.wide) {
+    const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N));
+    auto launch_wide = [&](auto kernel, int D) {
+      const size_t smem = detail::wide_ring_bytes(D);
+      detail::allow_dynamic_smem(ctx, kernel, smem);
+      detail::launch(ctx, kernel, grid, kRowWarps * 32, smem, x, K, W, N, o.y, o.streams, o.inject, int(o.S),
+                     detail::wide_prewait());
+    };
+    switch (detail::wide_ring_depth()) {
+      case 0: launch_wide(gemv_wide_kernel<0>, 0); break;
+      case 1: launch_wide(gemv_wide_kernel<1>, 1); break;
+      case 2: launch_wide(gemv_wide_kernel<2>, 2); break;
+      case 3: launch_wide(gemv_wide_kernel<3>, 3); break;
+      default: launch_wide(gemv_wide_kernel<4>, 4); break;
+    }
+    DS4_CUDA_CHECK_LAUNCH();
+    return;
+  }
   // A lane's chunks of a row: at most 3 (the router projections), all loaded before the wait. Three keep the
   // kernel at 31 registers, so 8 blocks a multiprocessor as the loop (4 took 40 registers: the 897 blocks of the
   // 512-expert router then needed a second wave, and 8-layer decode lost 0.7 % on the H200); the stream epilogue's

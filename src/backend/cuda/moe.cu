@@ -627,22 +627,19 @@ __global__ void __launch_bounds__(kRowWarps * 32, MinBlocks)
     }
 }
 
-// The down pass with h in registers (as linear.cu's gemv_tall_kernel keeps x): a persistent grid of
-// kDownWideBlocksPerSm blocks a multiprocessor (grid row = token) gives block b output rows b, b + grid, ..., its 8
-// warps the 8 slices of the concatenated K. A lane finds its chunks' expert matrices once (the routing is written
-// two kernels before this one, so before the wait, as are the first row's weights), keeps its slice of h in
-// registers and streams only weights, the next row's loads issued before the current row's sums: down_rows_kernel
-// reads two 16-byte chunks of h through L1 for every weight chunk. H200 A/B (8 layers / 48 layers, 64 experts):
-// +0.5 % / +1.2 % over down_rows_kernel. The sums: a lane's chunks in increasing order, the lane butterfly, the 8
-// slices in order from 0, the same for any T (other slices than down_rows_kernel's: other bits).
-constexpr int kDownWideJ = 4;             // chunks per lane: a concatenated K of at most 8 x 32 x 4 x 8 = 8192
-constexpr int kDownWideBlocksPerSm = 3;
-
-__global__ void __launch_bounds__(kRowWarps * 32, kDownWideBlocksPerSm)
+// The down pass as wide rows (gemv.cuh: h in registers, the next rows' weights in flight in shared memory): the
+// K routed experts' intermediate widths and the shared expert's are the concatenated K of each output row. A lane
+// finds its chunks' expert matrices once: the routing is written two kernels before this one, so before the wait,
+// as are the first rows' weights. H200 A/B (8 layers / 48 layers, 64 experts), one row in registers: +0.5 % / +1.2 % over
+// down_rows_kernel (other slices: other bits, the same for any T).
+static_assert(kRowWarps == detail::kWideWarps, "the down pass's blocks are wide_rows' blocks");
+template <int D>
+__global__ void __launch_bounds__(kRowWarps * 32, detail::kWideBlocksPerSm)
     down_wide_kernel(const float* h, int64_t H, int64_t I, const bf16* down, const int32_t* idx, int64_t K,
-                     const bf16* sh_down, int64_t SI, float* out, float* streams, const float* inject, int S) {
-  __shared__ float red[2][kRowWarps];
-  __shared__ float sink_slot[2 * detail::RowSink::kPre];
+                     const bf16* sh_down, int64_t SI, float* out, float* streams, const float* inject, int S,
+                     bool prewait) {
+  __shared__ detail::WideShared shared;
+  extern __shared__ __align__(16) uint4 ring[];  // D > 0: [D][kWideJ][threads]
   const int64_t tok = blockIdx.y;  // the token: its h row, routing and output row (or its streams)
   h += tok * (K * I + SI), idx += tok * K;
   if (streams) streams += tok * S * H, inject += tok * S;
@@ -652,43 +649,16 @@ __global__ void __launch_bounds__(kRowWarps * 32, kDownWideBlocksPerSm)
   const int64_t per = (chunks + kRowWarps - 1) / kRowWarps, c_begin = warp * per,
                 c_end = detail::imin(c_begin + per, chunks);
   // Chunk j of the lane: row 0 of its expert's down matrix at that chunk, and the matrix's row stride.
-  const bf16* cp[kDownWideJ];
-  int stride[kDownWideJ];  // I or SI (launch_decode_rows bounds them)
+  const bf16* cp[detail::kWideJ];
+  int stride[detail::kWideJ];  // I or SI (launch_decode_rows bounds them)
 #pragma unroll
-  for (int j = 0; j < kDownWideJ; j++) {
+  for (int j = 0; j < detail::kWideJ; j++) {
     const int64_t c = c_begin + lane + 32 * j;
     if (c >= c_end) cp[j] = nullptr, stride[j] = 0;
     else if (c < routed) cp[j] = down + int64_t(idx[c / I8]) * H * I + (c % I8) * 8, stride[j] = int(I);
     else cp[j] = sh_down + (c - routed) * 8, stride[j] = int(SI);
   }
-  uint4 w[kDownWideJ];
-  auto load = [&](int64_t row) {
-#pragma unroll
-    for (int j = 0; j < kDownWideJ; j++)
-      w[j] = row < H && cp[j] ? detail::ld_stream(cp[j] + row * stride[j]) : make_uint4(0u, 0u, 0u, 0u);
-  };
-  load(blockIdx.x);
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();  // h is written by the gate/up pass
-  detail::XSlice<kDownWideJ> hs;
-  hs.load(h, c_begin, c_end);
-  const bool writer = warp == 0 && lane == 0;
-  detail::RowSink sink;
-  sink.slot = sink_slot;
-  int par = 0;
-  for (int64_t row = blockIdx.x; row < H; row += gridDim.x, par ^= 1) {
-    if (streams && writer) sink.load(streams, inject, S, H, row);
-    float acc = hs.dot(w, c_begin, c_end);
-    load(row + gridDim.x);
-    acc = detail::warp_sum(acc);
-    // red alternates by row: a warp already on the next row never overwrites a sum the writer has not read.
-    if (lane == 0) red[par][warp] = acc;
-    __syncthreads();
-    if (writer) {
-      float sum = 0.0f;
-      for (int q = 0; q < kRowWarps; q++) sum += red[par][q];
-      sink.put(out, streams, inject, S, H, row, sum);
-    }
-  }
+  detail::wide_rows<D>(h, c_begin, c_end, cp, stride, H, out, streams, inject, S, shared, ring, prewait);
 }
 
 // DS4_CUDA_MOE_DOWN_WIDE=0: the down pass takes down_rows_kernel (other slices: other bits, the same for any T).
@@ -715,11 +685,22 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
                  idx, weight, K, h, act, routed_blocks);
   DS4_CUDA_CHECK_LAUNCH();
   const int64_t chunks = (K * I + SI) / 8;
-  if (chunks <= int64_t(kRowWarps) * 32 * kDownWideJ && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
+  if (chunks <= detail::kWideMaxK / 8 && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
       down_wide_enabled()) {
-    const dim3 grid(unsigned(detail::imin(int64_t(kDownWideBlocksPerSm) * ctx.sm_count(), H)), unsigned(T));
-    detail::launch(ctx, down_wide_kernel, grid, kRowWarps * 32, 0, h, H, I, w.down, idx, K, sh ? sh->down : nullptr,
-                   SI, out.y, out.streams, out.inject, int(out.S));
+    const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H)), unsigned(T));
+    auto launch_wide = [&](auto kernel, int D) {
+      const size_t smem = detail::wide_ring_bytes(D);
+      detail::allow_dynamic_smem(ctx, kernel, smem);
+      detail::launch(ctx, kernel, grid, kRowWarps * 32, smem, h, H, I, w.down, idx, K, sh ? sh->down : nullptr, SI,
+                     out.y, out.streams, out.inject, int(out.S), detail::wide_prewait());
+    };
+    switch (detail::down_ring_depth()) {
+      case 0: launch_wide(down_wide_kernel<0>, 0); break;
+      case 1: launch_wide(down_wide_kernel<1>, 1); break;
+      case 2: launch_wide(down_wide_kernel<2>, 2); break;
+      case 3: launch_wide(down_wide_kernel<3>, 3); break;
+      default: launch_wide(down_wide_kernel<4>, 4); break;
+    }
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -18,4 +18,13 @@ inline bool switch_set(const char* name) {
   return v && std::string(v) == "1";
 }
 
+// An integer setting: `fallback` unless the environment sets `name` to a number.
+inline int switch_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end ? fallback : int(n);
+}
+
 }  // namespace ds4::cuda::detail
