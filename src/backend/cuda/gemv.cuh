@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/mma.cuh"
@@ -390,6 +391,17 @@ inline int wide_ring_depth() {
 inline int down_ring_depth() {
   static const int d = ring_depth("DS4_CUDA_DOWN_RING", 0);
   return d;
+}
+// Calls f(std::integral_constant<int, D>) for the depth d in [0, kWideRingMax] (host side: picks the kernel).
+template <class F>
+void with_ring_depth(int d, F&& f) {
+  switch (d) {
+    case 0: f(std::integral_constant<int, 0>{}); break;
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, kWideRingMax>{}); break;
+  }
 }
 inline bool wide_prewait() {
   static const bool on = switch_on("DS4_CUDA_WIDE_PREWAIT");

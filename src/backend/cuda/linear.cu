@@ -567,19 +567,12 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
 #endif
   if (rs.wide) {
     const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N));
-    auto launch_wide = [&](auto kernel, int D) {
-      const size_t smem = detail::wide_ring_bytes(D);
-      detail::allow_dynamic_smem(ctx, kernel, smem);
-      detail::launch(ctx, kernel, grid, kRowWarps * 32, smem, x, K, W, N, o.y, o.streams, o.inject, int(o.S),
-                     detail::wide_prewait());
-    };
-    switch (detail::wide_ring_depth()) {
-      case 0: launch_wide(gemv_wide_kernel<0>, 0); break;
-      case 1: launch_wide(gemv_wide_kernel<1>, 1); break;
-      case 2: launch_wide(gemv_wide_kernel<2>, 2); break;
-      case 3: launch_wide(gemv_wide_kernel<3>, 3); break;
-      default: launch_wide(gemv_wide_kernel<4>, 4); break;
-    }
+    detail::with_ring_depth(detail::wide_ring_depth(), [&](auto D) {
+      const size_t smem = detail::wide_ring_bytes(D.value);
+      detail::allow_dynamic_smem(ctx, gemv_wide_kernel<D.value>, smem);
+      detail::launch(ctx, gemv_wide_kernel<D.value>, grid, kRowWarps * 32, smem, x, K, W, N, o.y, o.streams,
+                     o.inject, int(o.S), detail::wide_prewait());
+    });
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -688,19 +688,12 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   if (chunks <= detail::kWideMaxK / 8 && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
       down_wide_enabled()) {
     const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H)), unsigned(T));
-    auto launch_wide = [&](auto kernel, int D) {
-      const size_t smem = detail::wide_ring_bytes(D);
-      detail::allow_dynamic_smem(ctx, kernel, smem);
-      detail::launch(ctx, kernel, grid, kRowWarps * 32, smem, h, H, I, w.down, idx, K, sh ? sh->down : nullptr, SI,
-                     out.y, out.streams, out.inject, int(out.S), detail::wide_prewait());
-    };
-    switch (detail::down_ring_depth()) {
-      case 0: launch_wide(down_wide_kernel<0>, 0); break;
-      case 1: launch_wide(down_wide_kernel<1>, 1); break;
-      case 2: launch_wide(down_wide_kernel<2>, 2); break;
-      case 3: launch_wide(down_wide_kernel<3>, 3); break;
-      default: launch_wide(down_wide_kernel<4>, 4); break;
-    }
+    detail::with_ring_depth(detail::down_ring_depth(), [&](auto D) {
+      const size_t smem = detail::wide_ring_bytes(D.value);
+      detail::allow_dynamic_smem(ctx, down_wide_kernel<D.value>, smem);
+      detail::launch(ctx, down_wide_kernel<D.value>, grid, kRowWarps * 32, smem, h, H, I, w.down, idx, K,
+                     sh ? sh->down : nullptr, SI, out.y, out.streams, out.inject, int(out.S), detail::wide_prewait());
+    });
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }
