@@ -627,11 +627,12 @@ __global__ void __launch_bounds__(kRowWarps * 32, MinBlocks)
     }
 }
 
-// The down pass as wide rows (gemv.cuh: h in registers, the next rows' weights in flight in shared memory): the
-// K routed experts' intermediate widths and the shared expert's are the concatenated K of each output row. A lane
-// finds its chunks' expert matrices once: the routing is written two kernels before this one, so before the wait,
-// as are the first rows' weights. H200 A/B (8 layers / 48 layers, 64 experts), one row in registers: +0.5 % / +1.2 % over
-// down_rows_kernel (other slices: other bits, the same for any T).
+// The down pass as wide rows (gemv.cuh: h in registers; by default the next row's weights in registers, as the
+// shared-memory ring measured slower here, DS4_CUDA_DOWN_RING): the K routed experts' intermediate widths and the
+// shared expert's are the concatenated K of each output row. A lane finds its chunks' expert matrices once: the
+// routing is written two kernels before this one, so before the wait, as are the first rows' weights. H200 A/B
+// (8 layers / 48 layers, 64 experts): +0.5 % / +1.2 % over down_rows_kernel (other slices: other bits, the same
+// for any T).
 static_assert(kRowWarps == detail::kWideWarps, "the down pass's blocks are wide_rows' blocks");
 template <int D>
 __global__ void __launch_bounds__(kRowWarps * 32, detail::kWideBlocksPerSm)
