@@ -295,9 +295,22 @@ constexpr int kWideRingMax = 4;   // 4 x 16 KB of shared memory a block
 constexpr int kWideMaxRows = 16;  // rows a block (N <= kWideMaxRows x grid)
 constexpr size_t wide_ring_bytes(int D) { return size_t(D) * kWideJ * kWideWarps * 32 * sizeof(uint4); }
 // The grid: kWideBlocksPerSm blocks a multiprocessor, more when a block would get over kWideMaxRows rows.
-inline int64_t wide_grid(int64_t sms, int64_t N) {
-  const int64_t g = std::max<int64_t>(int64_t(kWideBlocksPerSm) * sms, (N + kWideMaxRows - 1) / kWideMaxRows);
-  return std::min(g, N);
+// even (DS4_CUDA_WIDE_EVEN=1, measurement; not yet run on the GPU): as few blocks as give every block the most
+// rows any block gets (2560 rows: 366 blocks of 7 instead of 396 of 6 or 7), so no block streams a row more
+// than the others, the pass's tail in the H200 trace (the last blocks leave 1-2.5 us after the median). A row's
+// sums do not depend on its block: the same bits.
+inline int64_t wide_grid(int64_t sms, int64_t N, bool even = false) {
+  int64_t g = std::max<int64_t>(int64_t(kWideBlocksPerSm) * sms, (N + kWideMaxRows - 1) / kWideMaxRows);
+  g = std::min(g, N);
+  if (even && g > 0) {
+    const int64_t rows = (N + g - 1) / g;
+    g = (N + rows - 1) / rows;
+  }
+  return g;
+}
+inline bool wide_even() {
+  static const bool on = switch_set("DS4_CUDA_WIDE_EVEN");
+  return on;
 }
 
 struct WideShared {

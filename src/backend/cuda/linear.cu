@@ -603,7 +603,7 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
   }
 #endif
   if (rs.wide) {
-    const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N));
+    const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N, detail::wide_even()));
     detail::with_ring_depth(detail::wide_ring_depth(), [&](auto D) {
       const size_t smem = detail::wide_ring_bytes(D.value);
       detail::allow_dynamic_smem(ctx, gemv_wide_kernel<D.value>, smem);

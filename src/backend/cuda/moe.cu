@@ -688,7 +688,7 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   const int64_t chunks = (K * I + SI) / 8;
   if (chunks <= detail::kWideMaxK / 8 && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
       down_wide_enabled()) {
-    const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H)), unsigned(T));
+    const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H, detail::wide_even())), unsigned(T));
     detail::with_ring_depth(detail::down_ring_depth(), [&](auto D) {
       const size_t smem = detail::wide_ring_bytes(D.value);
       detail::allow_dynamic_smem(ctx, down_wide_kernel<D.value>, smem);
