@@ -316,25 +316,19 @@ inline void require_supported(bool ok, const std::string& what) {
 }
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Raises a kernel's dynamic shared-memory limit (needed above 48 KiB); throws when the device has less.
+// Raises a kernel's dynamic shared-memory limit to `bytes` where the default does not cover them: the default (48
+// KiB) counts the kernel's static shared memory too, so 48 KiB of dynamic memory beside a few static bytes is past
+// it. Throws when the device has less.
 template <class Kernel>
 void allow_smem(const Context& ctx, Kernel k, size_t bytes) {
   require_supported(bytes <= ctx.smem_optin(), "kernel needs " + std::to_string(bytes) +
                                                    " bytes of shared memory, the device allows " +
                                                    std::to_string(ctx.smem_optin()));
-  if (bytes > 48 * 1024) DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-}
-
-
-// Sets a kernel's dynamic shared-memory limit to `bytes` whenever it has any: with static shared memory beside
-// it, even 48 KiB of dynamic memory is past the default limit. Throws when the device has less.
-template <class Kernel>
-void allow_dynamic_smem(const Context& ctx, Kernel k, size_t bytes) {
-  if (!bytes) return;
-  require_supported(bytes + 1024 <= ctx.smem_optin(), "kernel needs " + std::to_string(bytes) +
-                                                          " bytes of shared memory, the device allows " +
-                                                          std::to_string(ctx.smem_optin()));
-  DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  if (bytes == 0) return;
+  cudaFuncAttributes fa{};
+  DS4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  if (bytes + fa.sharedSizeBytes > 48 * 1024)
+    DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
 }  // namespace ds4::cuda::detail

@@ -151,15 +151,10 @@ struct RowSink {
   __device__ __forceinline__ void load(const float* streams, const float* inject, int S, int64_t N,
                                        int64_t row) const {
     if (!streams) return;
-    issue(streams, inject, S, N, row);
-    commit_async();
-  }
-  // load's copies without the commit: a caller that commits them with copies of its own.
-  __device__ __forceinline__ void issue(const float* streams, const float* inject, int S, int64_t N,
-                                        int64_t row) const {
 #pragma unroll
     for (int s = 0; s < kPre; s++)
       if (s < S) cp_async<4>(slot + s, streams + int64_t(s) * N + row), cp_async<4>(slot + kPre + s, inject + s);
+    commit_async();
   }
   __device__ __forceinline__ void put(float* y, float* streams, const float* inject, int S, int64_t N, int64_t row,
                                       float v) const {
@@ -293,7 +288,8 @@ constexpr int64_t kWideMaxK = int64_t(kWideWarps) * 32 * kWideJ * 8;
 constexpr int kWideBlocksPerSm = 3;
 constexpr int kWideRingMax = 4;   // 4 x 16 KB of shared memory a block
 constexpr int kWideMaxRows = 16;  // rows a block (N <= kWideMaxRows x grid)
-constexpr size_t wide_ring_bytes(int D) { return size_t(D) * kWideJ * kWideWarps * 32 * sizeof(uint4); }
+// A ring of D steps of J 16-byte chunks for each of a block's 256 threads (the wide rows, the tall GEMV's variant).
+constexpr size_t ring_bytes(int D, int J) { return size_t(D) * J * kWideWarps * 32 * sizeof(uint4); }
 // The grid: kWideBlocksPerSm blocks a multiprocessor, more when a block would get over kWideMaxRows rows.
 // even (DS4_CUDA_WIDE_EVEN=1, measurement; not yet run on the GPU): as few blocks as give every block the most
 // rows any block gets (2560 rows: 366 blocks of 7 instead of 396 of 6 or 7), so no block streams a row more

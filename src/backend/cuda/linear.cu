@@ -583,8 +583,8 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
     const int64_t blocks = detail::imin(int64_t(kTallBlocksPerSm) * ctx.sm_count(), (N + kTallPairs - 1) / kTallPairs);
     static const int depth = detail::ring_depth("DS4_CUDA_TALL_RING", 0);
     detail::with_ring_depth(depth, [&](auto D) {
-      const size_t smem = size_t(D.value) * kTallJ * kRowWarps * 32 * sizeof(uint4);
-      detail::allow_dynamic_smem(ctx, gemv_tall_kernel<D.value>, smem);
+      const size_t smem = detail::ring_bytes(D.value, kTallJ);
+      detail::allow_smem(ctx, gemv_tall_kernel<D.value>, smem);
       detail::launch(ctx, gemv_tall_kernel<D.value>, unsigned(blocks), kRowWarps * 32, smem, x, K, W, N, o.y);
     });
     DS4_CUDA_CHECK_LAUNCH();
@@ -605,8 +605,8 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
   if (rs.wide) {
     const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N, detail::wide_even()));
     detail::with_ring_depth(detail::wide_ring_depth(), [&](auto D) {
-      const size_t smem = detail::wide_ring_bytes(D.value);
-      detail::allow_dynamic_smem(ctx, gemv_wide_kernel<D.value>, smem);
+      const size_t smem = detail::ring_bytes(D.value, detail::kWideJ);
+      detail::allow_smem(ctx, gemv_wide_kernel<D.value>, smem);
       detail::launch(ctx, gemv_wide_kernel<D.value>, grid, kRowWarps * 32, smem, x, K, W, N, o.y, o.streams,
                      o.inject, int(o.S), detail::wide_prewait());
     });

@@ -697,8 +697,8 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
       down_wide_enabled()) {
     const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H, detail::wide_even())), unsigned(T));
     detail::with_ring_depth(detail::down_ring_depth(), [&](auto D) {
-      const size_t smem = detail::wide_ring_bytes(D.value);
-      detail::allow_dynamic_smem(ctx, down_wide_kernel<D.value>, smem);
+      const size_t smem = detail::ring_bytes(D.value, detail::kWideJ);
+      detail::allow_smem(ctx, down_wide_kernel<D.value>, smem);
       detail::launch(ctx, down_wide_kernel<D.value>, grid, kRowWarps * 32, smem, h, H, I, w.down, idx, K,
                      sh ? sh->down : nullptr, SI, out.y, out.streams, out.inject, int(out.S), detail::wide_prewait());
     });

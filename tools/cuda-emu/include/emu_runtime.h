@@ -107,6 +107,12 @@ inline const char* cudaGetErrorName(cudaError_t e) {
   }
 }
 inline const char* cudaGetErrorString(cudaError_t e) { return cudaGetErrorName(e); }
+// The emulator keeps no static shared-memory sizes: every kernel reports none.
+template <class T>
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* fa, T*) {
+  *fa = cudaFuncAttributes{};
+  return cudaSuccess;
+}
 template <class T>
 inline cudaError_t cudaFuncSetAttribute(T* k, cudaFuncAttribute a, int v) {
   if (a == cudaFuncAttributeMaxDynamicSharedMemorySize) {
