@@ -7,7 +7,6 @@
 // several splits, each block writes its unnormalised partial and a combine kernel merges them (flash-decoding).
 // Decode (few queries) uses many splits to cover the GPU; prefill has enough (query, head-group) blocks to
 // use one split and writes the output directly.
-#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -777,20 +776,11 @@ bool mma_enabled() {
   return on;
 }
 
-// DS4_CUDA_ATTN_DECODE_MMA=N (measurement, N >= 1): up to 8 queries (decode, verification) take attn_mma_kernel
-// as well, each split at least N tiles of 32 keys (0, the default: attn_decode_kernel). Other splits and sums: other
-// bits, the same for a query whatever T is.
-int decode_mma_tiles() {
-  static const int n = detail::switch_int("DS4_CUDA_ATTN_DECODE_MMA", 0);
-  return n < 0 ? 0 : n;
-}
-
 template <int HD, class KV>
 void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
             const KeySelection& sel, float scale, const float* gate, float* out) {
   using C = Cfg<HD>;
-  const bool decode_mma = std::is_same_v<KV, bf16> && T <= 8 && decode_mma_tiles() > 0 && mma_enabled();
-  const bool decode = std::is_same_v<KV, bf16> && T <= 8 && !decode_mma;  // attn_decode_kernel
+  const bool decode = std::is_same_v<KV, bf16> && T <= 8;  // attn_decode_kernel
   const bool mma = std::is_same_v<KV, bf16> && !decode && mma_enabled();  // attn_mma_kernel
   const int hpb = decode ? kDecodeHeads : mma ? kMmaHeads : C::kHPB;
   const int64_t tile = mma ? kMmaKeys : C::kNT;
@@ -804,7 +794,6 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   if (base_blocks < want) splits = (want + base_blocks - 1) / base_blocks;
   int64_t kps = (sel.max_keys + splits - 1) / splits;
   kps = (kps + tile - 1) / tile * tile;
-  if (decode_mma) kps = std::max<int64_t>(kps, tile * decode_mma_tiles());
   splits = (sel.max_keys + kps - 1) / kps;
   detail::require(T * splits < (int64_t(1) << 31) && s.kv_heads * head_groups < 65536 && splits <= kMaxSplits,
                   "attention: grid too large");

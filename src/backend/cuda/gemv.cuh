@@ -288,25 +288,12 @@ constexpr int64_t kWideMaxK = int64_t(kWideWarps) * 32 * kWideJ * 8;
 constexpr int kWideBlocksPerSm = 3;
 constexpr int kWideRingMax = 4;   // 4 x 16 KB of shared memory a block
 constexpr int kWideMaxRows = 16;  // rows a block (N <= kWideMaxRows x grid)
-// A ring of D steps of J 16-byte chunks for each of a block's 256 threads (the wide rows, the tall GEMV's variant).
+// A ring of D steps of J 16-byte chunks for each of a block's 256 threads (the wide rows).
 constexpr size_t ring_bytes(int D, int J) { return size_t(D) * J * kWideWarps * 32 * sizeof(uint4); }
 // The grid: kWideBlocksPerSm blocks a multiprocessor, more when a block would get over kWideMaxRows rows.
-// even (DS4_CUDA_WIDE_EVEN=1, measurement; not yet run on the GPU): as few blocks as give every block the most
-// rows any block gets (2560 rows: 366 blocks of 7 instead of 396 of 6 or 7), so no block streams a row more
-// than the others, the pass's tail in the H200 trace (the last blocks leave 1-2.5 us after the median). A row's
-// sums do not depend on its block: the same bits.
-inline int64_t wide_grid(int64_t sms, int64_t N, bool even = false) {
-  int64_t g = std::max<int64_t>(int64_t(kWideBlocksPerSm) * sms, (N + kWideMaxRows - 1) / kWideMaxRows);
-  g = std::min(g, N);
-  if (even && g > 0) {
-    const int64_t rows = (N + g - 1) / g;
-    g = (N + rows - 1) / rows;
-  }
-  return g;
-}
-inline bool wide_even() {
-  static const bool on = switch_set("DS4_CUDA_WIDE_EVEN");
-  return on;
+inline int64_t wide_grid(int64_t sms, int64_t N) {
+  const int64_t g = std::max<int64_t>(int64_t(kWideBlocksPerSm) * sms, (N + kWideMaxRows - 1) / kWideMaxRows);
+  return std::min(g, N);
 }
 
 struct WideShared {

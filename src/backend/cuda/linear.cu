@@ -351,14 +351,9 @@ constexpr int64_t kTallMaxK = int64_t(2) * 32 * kTallJ * 8;  // 2560
 constexpr int kTallBlocksPerSm = 3;                      // 80 registers: 3 blocks of 8 warps a multiprocessor
 constexpr int kTallPairs = kRowWarps / 2;
 
-// D > 0 (DS4_CUDA_TALL_RING, measurement): a lane's chunks of the next D steps are copied into shared memory by
-// cp.async into slots of its own (gemv.cuh's wide rows), the first step's before the wait, the others after x's
-// loads (requests before the wait delay the latency-bound kernel before this one); the same sums.
-template <int D>
 __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
     gemv_tall_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y) {
   __shared__ float red[2][kRowWarps];
-  extern __shared__ __align__(16) uint4 ring[];  // D > 0: [D][kTallJ][threads]
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), pair = warp / 2;
   const int64_t np = int64_t(gridDim.x) * kTallPairs, gp0 = int64_t(blockIdx.x) * kTallPairs, gp = gp0 + pair;
   const KSlice ks = k_slice(K, 2, warp);
@@ -370,43 +365,16 @@ __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
       w[j] = row < N && c < ks.end ? detail::ld_stream(W + row * K + c * 8) : make_uint4(0u, 0u, 0u, 0u);
     }
   };
-  // D > 0: step i's chunks into slot q, one commit group a step whatever it holds.
-  auto fill = [&](int64_t i, int q) {
-    const int64_t row = gp + np * i;
-#pragma unroll
-    for (int j = 0; j < kTallJ; j++) {
-      const int64_t c = ks.begin + lane + 32 * j;
-      if (row < N && c < ks.end)
-        detail::cp_async<16>(ring + (q * kTallJ + j) * blockDim.x + threadIdx.x, W + row * K + c * 8);
-    }
-    detail::commit_async();
-  };
-  // The weights are never written by earlier kernels: the first row streams in before the wait.
-  if constexpr (D > 0) fill(0, 0);
-  else load(gp);
+  load(gp);  // the weights are never written by earlier kernels: the first row streams in before the wait
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   detail::XSlice<kTallJ> xs;
   xs.load(x, ks.begin, ks.end);
-  if constexpr (D > 0)
-#pragma unroll
-    for (int q = 1; q < D; q++) fill(q, q);
   // The same number of steps for every pair of the block (its first pair's rows), so that the emulator's block
   // barrier stands in for the pair's own; a pair past its last row only keeps step.
-  int q = 0;
   for (int64_t i = 0; gp0 + np * i < N; i++) {
     const int64_t row = gp + np * i;
-    if constexpr (D > 0) {
-      detail::wait_async<D - 1>();  // step i's group (the D - 1 after it may still fly)
-#pragma unroll
-      for (int j = 0; j < kTallJ; j++) w[j] = ring[(q * kTallJ + j) * blockDim.x + threadIdx.x];
-    }
     float acc = xs.dot(w, ks.begin, ks.end);
-    if constexpr (D > 0) {
-      fill(i + D, q);  // the lane's own slots: its reads of slot q were used by the sums just issued
-      q = q + 1 == D ? 0 : q + 1;
-    } else {
-      load(row + np);
-    }
+    load(row + np);
     acc = detail::warp_sum(acc);
     // red alternates by step: a warp already on the next step never overwrites a sum its pair has not read.
     if (lane == 0) red[i & 1][warp] = acc;
@@ -581,12 +549,7 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
   const RowsShape rs = rows_shape(ctx, K, N);
   if (rs.bulk && rs.P == 2 && !kStreams && bulk_enabled() && K <= kTallMaxK && tall_enabled()) {
     const int64_t blocks = detail::imin(int64_t(kTallBlocksPerSm) * ctx.sm_count(), (N + kTallPairs - 1) / kTallPairs);
-    static const int depth = detail::ring_depth("DS4_CUDA_TALL_RING", 0);
-    detail::with_ring_depth(depth, [&](auto D) {
-      const size_t smem = detail::ring_bytes(D.value, kTallJ);
-      detail::allow_smem(ctx, gemv_tall_kernel<D.value>, smem);
-      detail::launch(ctx, gemv_tall_kernel<D.value>, unsigned(blocks), kRowWarps * 32, smem, x, K, W, N, o.y);
-    });
+    detail::launch(ctx, gemv_tall_kernel, unsigned(blocks), kRowWarps * 32, 0, x, K, W, N, o.y);
     DS4_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -603,7 +566,7 @@ void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W,
   }
 #endif
   if (rs.wide) {
-    const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N, detail::wide_even()));
+    const unsigned grid = unsigned(detail::wide_grid(ctx.sm_count(), N));
     detail::with_ring_depth(detail::wide_ring_depth(), [&](auto D) {
       const size_t smem = detail::ring_bytes(D.value, detail::kWideJ);
       detail::allow_smem(ctx, gemv_wide_kernel<D.value>, smem);

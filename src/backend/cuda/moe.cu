@@ -681,21 +681,14 @@ void launch_decode_rows(Context& ctx, const ExpertWeights& w, const float* x, in
   // 179.6 -> 181.6). Odd intermediate sizes keep one row per warp.
   const int R = I % 2 == 0 ? 2 : 1;
   const int64_t routed_blocks = (K * I + kRowWarps * R - 1) / (kRowWarps * R), shared_blocks = (SI + 255) / 256;
-  const auto gate_up = R == 2 ? gate_up_rows_kernel<1, 2> : gate_up_rows_kernel<kRowsGateUpU, 1>;
-  // DS4_CUDA_GATEUP_CARVEOUT=P (measurement; not yet run on the GPU): gate/up's preferred shared-memory carveout
-  // in percent, so that a down pass with a ring (DS4_CUDA_DOWN_RING, 48 KB a block) may find its shared memory
-  // while gate/up's blocks still run: its blocks became resident a median 1.2 us after its release in the H200
-  // trace, against 0.5 us before it with one row in registers.
-  static const int carveout = detail::switch_int("DS4_CUDA_GATEUP_CARVEOUT", -1);
-  if (carveout >= 0)
-    DS4_CUDA_CHECK(cudaFuncSetAttribute(gate_up, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
-  detail::launch(ctx, gate_up, dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)), kRowWarps * 32, 0, x, H, I,
-                 w.gate, w.up, idx, weight, K, h, act, routed_blocks);
+  detail::launch(ctx, R == 2 ? gate_up_rows_kernel<1, 2> : gate_up_rows_kernel<kRowsGateUpU, 1>,
+                 dim3(unsigned(routed_blocks + shared_blocks), unsigned(T)), kRowWarps * 32, 0, x, H, I, w.gate, w.up,
+                 idx, weight, K, h, act, routed_blocks);
   DS4_CUDA_CHECK_LAUNCH();
   const int64_t chunks = (K * I + SI) / 8;
   if (chunks <= detail::kWideMaxK / 8 && I < (int64_t(1) << 30) && SI < (int64_t(1) << 30) &&
       down_wide_enabled()) {
-    const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H, detail::wide_even())), unsigned(T));
+    const dim3 grid(unsigned(detail::wide_grid(ctx.sm_count(), H)), unsigned(T));
     detail::with_ring_depth(detail::down_ring_depth(), [&](auto D) {
       const size_t smem = detail::ring_bytes(D.value, detail::kWideJ);
       detail::allow_smem(ctx, down_wide_kernel<D.value>, smem);
@@ -909,9 +902,10 @@ __global__ void __launch_bounds__(kTileThreads) tiles_kernel(const int32_t* coun
 constexpr int kGN = 128;   // weight rows per block
 constexpr int kGK = 64;    // K per stage
 constexpr int kGStages = 3;
-// Warps: 2 along the tile's rows x kWN along its 128 weight rows (kWN = 2: 4 warps of 8 n-tiles, the default; 4:
-// 8 warps of 4 n-tiles, half the accumulators each, DS4_CUDA_EXPERT_WARPS8=1, not yet measured). Each output is the
-// same chain of mma either way, so the same bits.
+// Warps: 2 along the tile's rows x kWN along its 128 weight rows (kWN = 4: 8 warps of 4 n-tiles, half the
+// accumulators each, the default; 2: 4 warps of 8 n-tiles, DS4_CUDA_EXPERT_WARPS8=0). Each output is the same chain
+// of mma either way, so the same bits. H200, prefill of 4096 tokens, two runs each: 8 layers 40.4k / 40.0k tok/s
+// with 4 warps, 42.0k / 41.8k with 8 (+4.2 %); 48 layers (64 experts) 8358 / 8375 against 8687 / 8621 (+3.4 %).
 template <int kWN>
 __host__ __device__ constexpr int gemm_threads() { return 64 * kWN; }
 constexpr int kGChunks = kGK / 8;
@@ -1100,7 +1094,7 @@ void experts_prefill(Context& ctx, const ExpertWeights& w, const float* x, int64
   // gate and up: A rows are the token activations (assignment a reads token a / K), K dim = H, N = I; out h.
   g.a = xb, g.lda = H, g.a_div = K, g.w0 = w.gate, g.w1 = w.up, g.out = hbuf, g.N = I, g.Kd = H;
   g.vec = H % 8 == 0 && detail::aligned16(xb) && detail::aligned16(w.gate) && detail::aligned16(w.up);
-  static const bool warps8 = detail::switch_set("DS4_CUDA_EXPERT_WARPS8");
+  static const bool warps8 = detail::switch_on("DS4_CUDA_EXPERT_WARPS8");
   auto gemm = [&](auto kernel, int threads, int64_t cols_per_block) {
     detail::allow_smem(ctx, kernel, kGSmem);
     detail::launch(ctx, kernel, dim3(detail::blocks_for(g.N, cols_per_block), unsigned(max_tiles)), threads, kGSmem, g);
