@@ -291,6 +291,38 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
   }
 }
 
+// A released sequence's buffers and decode graph go to the next new_state() (CudaQwenModel::recycle_state): that
+// sequence starts with the old caches and graphs (so its bytes() exceed a fresh state's) and must run exactly as a
+// fresh one, prompt and decode steps bit for bit; a state made while it lives is a fresh one.
+TEST_P(CudaModel, ReleasedStatesAreReusedBitForBit) {
+  const auto p = GetParam();
+  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
+  const int64_t V = l.config.vocab_size;
+  auto model = make_cuda_qwen_model(l.config, l.weights);
+  const auto tokens = random_tokens(p.prompt + 8, V, 13);
+  const std::span<const int32_t> prompt(tokens.data(), size_t(p.prompt));
+  auto run = [&](SequenceState& st) {
+    std::vector<float> all, row;
+    model->forward(st, prompt, row, false);
+    all = row;
+    for (int64_t i = 0; i < 8; i++) {
+      model->forward(st, std::vector<int32_t>{tokens[size_t(p.prompt + i)]}, row, false);
+      all.insert(all.end(), row.begin(), row.end());
+    }
+    return all;
+  };
+  auto a = model->new_state();
+  const auto want = run(*a);
+  a.reset();
+  auto b = model->new_state();  // a's buffers and graphs
+  auto c = model->new_state();  // nothing spare: a fresh state
+  const bool caches = model->has_draft_head() ||
+                      std::count(l.config.layer_types.begin(), l.config.layer_types.end(), qwen::LayerType::SparseAttention);
+  if (caches) EXPECT_GT(b->bytes(), c->bytes()) << p << ": the released state's caches were not reused";
+  EXPECT_EQ(run(*b), want) << p << ": a reused state";
+  EXPECT_EQ(run(*c), want) << p << ": a fresh state";
+}
+
 // mark() / rewind(), speculative decoding's way back without a clone: after a rewind the state continues exactly as
 // a clone taken at the mark (logits and draft logits bit for bit, the rewound state through its decode graph),
 // whatever ran in between: verification chunks of 1 to 17 tokens (crossing pooled-block boundaries), the draft
