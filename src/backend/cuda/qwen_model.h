@@ -1,7 +1,8 @@
 // The qwen4_exp text model on the CUDA backend: the same blocks as models/qwen_hybrid (the CPU reference),
 // composed from the ops of backend/cuda/ops.h, with bfloat16 weights, float32 activations and float32
 // recurrent state, and the sequence state on the GPU. Decode steps (one token) are captured once per state
-// in a CUDA graph and replayed: every op that depends on the position reads it from device memory.
+// in a CUDA graph and replayed: every op that depends on the position reads it from device memory. A released
+// state's buffers and graphs serve the next new state.
 #pragma once
 #include <memory>
 #include <string>
