@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "backend/cuda/check.h"
@@ -318,17 +320,26 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 
 // Raises a kernel's dynamic shared-memory limit to `bytes` where the default does not cover them: the default (48
 // KiB) counts the kernel's static shared memory too, so 48 KiB of dynamic memory beside a few static bytes is past
-// it. Throws when the device has less.
+// it. Throws when the device has less. Callers call it before every launch (prefill chunks: hundreds a chunk), so
+// each kernel's attributes are asked once and the limit raised once per size (`allowed`: the bytes each kernel is
+// known to take).
 template <class Kernel>
 void allow_smem(const Context& ctx, Kernel k, size_t bytes) {
   require_supported(bytes <= ctx.smem_optin(), "kernel needs " + std::to_string(bytes) +
                                                    " bytes of shared memory, the device allows " +
                                                    std::to_string(ctx.smem_optin()));
   if (bytes == 0) return;
+  static std::mutex mu;
+  static std::unordered_map<const void*, size_t> allowed;
+  const void* key = reinterpret_cast<const void*>(k);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = allowed.find(key);
+  if (it != allowed.end() && it->second >= bytes) return;
   cudaFuncAttributes fa{};
   DS4_CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
   if (bytes + fa.sharedSizeBytes > 48 * 1024)
     DS4_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  allowed[key] = bytes;
 }
 
 }  // namespace ds4::cuda::detail

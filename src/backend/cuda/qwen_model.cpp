@@ -160,6 +160,9 @@ struct SpareState {
   }
 };
 
+class CudaQwenState;
+void swap_buffers(SpareState& spare, CudaQwenState& st) noexcept;
+
 class CudaQwenState : public SequenceState {
  public:
   explicit CudaQwenState(const CudaQwenModel& m) : model(m), pos_dev(1) {}
@@ -259,14 +262,7 @@ class CudaQwenModel : public Model {
       spare = std::move(spare_);
     }
     auto s = std::make_unique<CudaQwenState>(*this);
-    if (spare) {
-      s->capacity = spare->capacity;
-      s->mtp = std::move(spare->mtp);
-      s->last_hidden = std::move(spare->last_hidden);
-      s->pos_dev = std::move(spare->pos_dev);
-      s->layers = std::move(spare->layers);
-      for (int64_t t = 0; t < SpareState::kGraphs; t++) std::swap(s->graphs[t], spare->graphs[t]);
-    }
+    if (spare) swap_buffers(*spare, *s);
     DS4_CUDA_CHECK(cudaMemsetAsync(s->pos_dev.get(), 0, sizeof(int64_t), ctx_.stream()));
     const Config& c = cfg_;
     const int64_t conv_dim = 2 * c.lin_k_heads * c.lin_k_dim + c.lin_v_heads * c.lin_v_dim, D = c.hc_count * c.hidden_size;
@@ -300,12 +296,7 @@ class CudaQwenModel : public Model {
     try {
       if (st.bytes() > kSpareMaxBytes) return;
       auto spare = std::make_unique<SpareState>();
-      spare->capacity = st.capacity;
-      spare->mtp = std::move(st.mtp);
-      spare->last_hidden = std::move(st.last_hidden);
-      spare->pos_dev = std::move(st.pos_dev);
-      spare->layers = std::move(st.layers);
-      for (int64_t t = 0; t < SpareState::kGraphs; t++) std::swap(spare->graphs[t], st.graphs[t]);
+      swap_buffers(*spare, st);
       std::lock_guard<std::mutex> sl(spare_mu_);
       spare_ = std::move(spare);  // an older spare is freed
     } catch (...) {
@@ -1090,6 +1081,16 @@ class CudaQwenModel : public Model {
   mutable std::mutex spare_mu_;
   mutable std::unique_ptr<SpareState> spare_;
 };
+
+// The buffers and graphs a spare holds, exchanged with a state's (both ways: recycle and reuse); moves only.
+void swap_buffers(SpareState& spare, CudaQwenState& st) noexcept {
+  std::swap(spare.capacity, st.capacity);
+  std::swap(spare.mtp, st.mtp);
+  std::swap(spare.last_hidden, st.last_hidden);
+  std::swap(spare.pos_dev, st.pos_dev);
+  std::swap(spare.layers, st.layers);
+  for (int64_t t = 0; t < SpareState::kGraphs; t++) std::swap(spare.graphs[t], st.graphs[t]);
+}
 
 CudaQwenState::~CudaQwenState() {
   model.recycle_state(*this);
