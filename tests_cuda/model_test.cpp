@@ -318,7 +318,9 @@ TEST_P(CudaModel, ReleasedStatesAreReusedBitForBit) {
   auto c = model->new_state();  // nothing spare: a fresh state
   const bool caches = model->has_draft_head() ||
                       std::count(l.config.layer_types.begin(), l.config.layer_types.end(), qwen::LayerType::SparseAttention);
-  if (caches) EXPECT_GT(b->bytes(), c->bytes()) << p << ": the released state's caches were not reused";
+  if (caches) {
+    EXPECT_GT(b->bytes(), c->bytes()) << p << ": the released state's caches were not reused";
+  }
   EXPECT_EQ(run(*b), want) << p << ": a reused state";
   EXPECT_EQ(run(*c), want) << p << ": a fresh state";
 }

@@ -128,9 +128,15 @@ void run(const Args& a) {
   }
   std::printf("parameters: %.2f M total, %.2f M read per decoded token (%.1f MB)\n", info.total_params / 1e6,
               info.active_params / 1e6, active_bytes / 1e6);
-  std::printf("prefill TFLOP/s counts 2 x active parameters per token (attention scores not counted)\n\n");
-  std::printf("| phase   | tokens | seconds | tokens/s | weight GB/s | %% of HBM limit | TFLOP/s |\n"
-              "|---------|-------:|--------:|---------:|------------:|---------------:|--------:|\n");
+  std::printf("prefill TFLOP/s counts 2 x active parameters per token (attention scores not counted)\n");
+  if (info.decode_state_bytes)
+    std::printf("decode \"+ state\" adds the sequence state each step reads and writes (recurrent and conv state, the "
+                "selected keys and values, the indexer's keys: %.1f MB a step after the first prompt)\n",
+                info.decode_state_bytes(ds4::cli::parse_token_list(a.prefill).front() + 1) / 1e6);
+  std::printf("\n| phase   | tokens | seconds | tokens/s | weight GB/s | %% of HBM limit | + state GB/s | %% of HBM limit "
+              "| TFLOP/s |\n"
+              "|---------|-------:|--------:|---------:|------------:|---------------:|-------------:|---------------:"
+              "|--------:|\n");
   std::map<int, double> ours_prefill;
   double ours_decode = 0;
   const int64_t V = info.vocab_size;
@@ -169,7 +175,8 @@ void run(const Args& a) {
     model->forward(*st, prompt, logits, false);
     double dt = now() - t0;
     const double tflops = 2.0 * double(info.active_params) * P / dt / 1e12;
-    std::printf("| prefill | %6d | %7.3f | %8.1f | %11s | %14s | %7.1f |\n", P, dt, P / dt, "-", "-", tflops);
+    std::printf("| prefill | %6d | %7.3f | %8.1f | %11s | %14s | %12s | %14s | %7.1f |\n", P, dt, P / dt, "-", "-", "-",
+                "-", tflops);
     ours_prefill[P] = P / dt;
     if (a.decode > 0) {
       // Greedy decode as transformers' figure is taken: the pick stays on the device where the backend can do it.
@@ -185,10 +192,20 @@ void run(const Args& a) {
       decode_greedy(*st, tok, true, a.decode);
       dt = now() - t0;
       const double gbs = active_bytes * a.decode / dt / 1e9;
-      char pct[32] = "-";
-      if (limit_gbs > 0) std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * gbs / limit_gbs);
-      std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.1f | %14s | %7s |\n", (long long)a.decode, dt, a.decode / dt,
-                  gbs, pct, "-");
+      // The timed steps decode the tokens at positions P + 1 .. P + decode (the first step, at P, is timed apart).
+      double state = 0;
+      if (info.decode_state_bytes)
+        for (int64_t p = P + 1; p <= P + a.decode; p++) state += info.decode_state_bytes(p);
+      auto pct_of = [&](double v) {
+        char b[32] = "-";
+        if (limit_gbs > 0) std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v / limit_gbs);
+        return std::string(b);
+      };
+      char with_state[32] = "-";
+      if (info.decode_state_bytes) std::snprintf(with_state, sizeof with_state, "%.1f", gbs + state / dt / 1e9);
+      std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.1f | %14s | %12s | %14s | %7s |\n", (long long)a.decode, dt,
+                  a.decode / dt, gbs, pct_of(gbs).c_str(), with_state,
+                  info.decode_state_bytes ? pct_of(gbs + state / dt / 1e9).c_str() : "-", "-");
       ours_decode = a.decode / dt;
     }
   }

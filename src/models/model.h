@@ -19,6 +19,9 @@ struct ModelInfo {
   std::vector<int64_t> eos_ids;
   int64_t total_params = 0;   // every weight
   int64_t active_params = 0;  // weights one decoded token reads (routed experts: top-k of them)
+  // Bytes of sequence state (caches, recurrent state) the batch-1 decode step of the token at a position reads and
+  // writes besides the weights, in the backend's storage formats; empty where the family does not say.
+  std::function<double(int64_t)> decode_state_bytes;
 };
 
 // A greedy pick made by the model (Model::forward_greedy).

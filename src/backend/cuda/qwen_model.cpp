@@ -14,6 +14,7 @@
 #include "backend/cuda/ops.h"
 #include "backend/cuda/qwen_weights.h"
 #include "backend/cuda/switches.h"
+#include "models/qwen_hybrid/decode_bytes.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 
 namespace ds4::cuda {
@@ -573,6 +574,8 @@ class CudaQwenModel : public Model {
     }
     info_.total_params = total;
     info_.active_params = active;
+    // float32 state, bfloat16 key-value cache (the indexer's keys float32).
+    info_.decode_state_bytes = [c = cfg_](int64_t p) { return qwen::decode_state_bytes(c, p, qwen::StateElementBytes{4, 2}); };
   }
 
   // One chunk (at most prefill_chunk tokens) from the state's position. out: the host logits of every row

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/json_file.h"
 #include "models/backends.h"
+#include "models/qwen_hybrid/decode_bytes.h"
 #include "models/qwen_hybrid/gated_deltanet.h"
 #include "models/qwen_hybrid/hyper_connection.h"
 #include "models/qwen_hybrid/moe.h"
@@ -95,6 +96,7 @@ QwenHybridModel::QwenHybridModel(Config c, Weights w)
   }
   info_.total_params = total;
   info_.active_params = active;
+  info_.decode_state_bytes = [c = cfg_](int64_t p) { return decode_state_bytes(c, p, StateElementBytes{4, 4}); };
 }
 
 std::unique_ptr<SequenceState> QwenHybridModel::new_state() const {
