@@ -207,11 +207,12 @@ void run(const Args& a) {
         if (limit_gbs > 0) std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v / limit_gbs);
         return std::string(b);
       };
-      char with_state[32] = "-";
-      if (info.decode_state_bytes) std::snprintf(with_state, sizeof with_state, "%.1f", gbs + state / dt / 1e9);
+      const double with_state = gbs + state / dt / 1e9;
+      char with_gbs[32] = "-";
+      if (info.decode_state_bytes) std::snprintf(with_gbs, sizeof with_gbs, "%.1f", with_state);
       std::printf("| decode  | %6lld | %7.3f | %8.1f | %11.1f | %14s | %12s | %14s | %7s |\n", (long long)a.decode, dt,
-                  a.decode / dt, gbs, pct_of(gbs).c_str(), with_state,
-                  info.decode_state_bytes ? pct_of(gbs + state / dt / 1e9).c_str() : "-", "-");
+                  a.decode / dt, gbs, pct_of(gbs).c_str(), with_gbs,
+                  info.decode_state_bytes ? pct_of(with_state).c_str() : "-", "-");
       ours_decode[P] = a.decode / dt;
     }
   }

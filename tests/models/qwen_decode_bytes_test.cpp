@@ -74,8 +74,8 @@ TEST(QwenDecodeBytes, StateBytesEqualTheCpuStatesBuffers) {
       const double kv_row = double(l.attn.keys.size() + l.attn.values.size()) / double(P);
       const double idx_row = double(l.attn.index_keys.size()) / double(P);
       const int64_t blocks = (P + 1) / c.idx_ratio, topk = c.idx_budget / c.idx_ratio;
-      const int64_t keys = blocks <= topk ? P + 1 : topk * c.idx_ratio + (P + 1 - blocks * c.idx_ratio);
-      want += 4.0 * (double(keys + 1) * kv_row + idx_row);
+      // The selection's key count is checked against qsa_select's lists above.
+      want += 4.0 * (double(qsa_selected_keys(c, P) + 1) * kv_row + idx_row);
       if (blocks > topk) want += 4.0 * double(blocks) * idx_row;  // the pooled keys, one indexer row each
       if ((P + 1) % c.idx_ratio == 0) want += 4.0 * double(c.idx_ratio + 1) * idx_row;
     }
