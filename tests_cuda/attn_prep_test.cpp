@@ -5,6 +5,7 @@
 #include "cuda_test_util.h"
 
 #include <array>
+#include <cstring>
 
 #include "backend/cpu/norms.h"
 #include "backend/cpu/rope.h"
@@ -97,6 +98,96 @@ TEST(CudaAttnPrep, MatchesTheCpuSteps) {
   check_prep({37, 4, 2, 80, 128, 3, 32, 16, 0}, 3);       // padded head dim, prefill from 0
   check_prep({3, 6, 3, 64, 64, 0, 0, 24, 100}, 4);        // no indexer (the MTP head)
   check_prep({2, 8, 2, 256, 256, 4, 128, 128, 50}, 5);    // more than 32 rotated pairs: the kernel's general loop
+}
+
+// attn_prep_qsa against the ops it fuses (attn_prep, qsa_pool_chunk, and qsa_select's list below the budget) for
+// one token at a device position, step by step from the same state: every output bit for bit, through block
+// completions, with bounds below the budget (the list written in the kernel) and past it (qsa_select follows, as
+// the model runs it). Whether the separate ops select like the CPU is qsa_test's question, and the prep's the
+// test above.
+struct FusedCase {
+  int64_t IH, ID, R, topk, p0, steps, bound;
+};
+
+void check_fused(const FusedCase& k, uint32_t seed) {
+  const int64_t NH = 4, KVH = 2, HD = 64, HDp = 64, IH = k.IH, ID = k.ID, R = k.R;
+  const int64_t QG = NH * 2 * HD, ld = QG + 2 * KVH * HD + (IH + 1) * ID, cap = k.bound + 1;
+  const int64_t stride = qsa_list_stride(k.topk, R), blocks = cap / R + 1;
+  const std::string what = "IH=" + std::to_string(IH) + " ID=" + std::to_string(ID) + " R=" + std::to_string(R) +
+                           " bound=" + std::to_string(k.bound);
+  DeviceRope rope(cpu::RopeTable(32, 1e6, {6, 5, 5}));
+  const Weight qn(size_t(HD), 0.5f, seed + 1), kn(size_t(HD), 0.5f, seed + 2), in(size_t(ID), 0.5f, seed + 3),
+      ikn(size_t(ID), 0.5f, seed + 4);
+  const AttnPrepShape shape{NH, KVH, HD, HDp, IH, ID};
+  const AttnPrepNorms norms{qn.d(), kn.d(), in.d(), 1e-6f};
+  // Two states with the same contents: raw indexer keys (random) and the complete blocks before p0 pooled.
+  struct State {
+    DeviceBuffer<bf16> keys, values;
+    DeviceBuffer<float> ik, bk;
+    DeviceBuffer<int64_t> pos;
+    DeviceBuffer<float> q, gate, iq;
+    DeviceBuffer<int32_t> list;  // [stride] positions, then the count
+  };
+  const auto raw = rand_vec(size_t(cap * ID), -2.0f, 2.0f, seed + 5);
+  auto make = [&] {
+    State st{DeviceBuffer<bf16>(size_t(cap * KVH * HDp)), DeviceBuffer<bf16>(size_t(cap * KVH * HDp)), upload(raw),
+             DeviceBuffer<float>(size_t(blocks * ID)), DeviceBuffer<int64_t>(1), DeviceBuffer<float>(size_t(NH * HDp)),
+             DeviceBuffer<float>(size_t(NH * HD)), DeviceBuffer<float>(size_t(IH * ID)),
+             DeviceBuffer<int32_t>(size_t(stride + 1))};
+    st.keys.fill_bytes(0), st.values.fill_bytes(0), st.bk.fill_bytes(0);
+    qsa_pool_blocks(ctx(), st.ik.get(), 0, k.p0 / R, R, ID, ikn.d(), rope.params(), 1e-6f, st.bk.get());
+    return st;
+  };
+  State a = make(), b = make();
+  auto out = [](State& st) {
+    st.q.fill_bytes(0xFF), st.gate.fill_bytes(0xFF), st.iq.fill_bytes(0xFF), st.list.fill_bytes(0xFF);
+    return AttnPrepOut{st.q.get(), st.gate.get(), st.keys.get(), st.values.get(), st.iq.get(), st.ik.get()};
+  };
+  const bool listed = (k.bound + 1) / R <= k.topk;
+  for (int64_t i = 0; i < k.steps; i++) {
+    const int64_t p = k.p0 + i;
+    const auto pr = upload(rand_vec(size_t(ld), -3.0f, 3.0f, seed + 100 + uint32_t(i)));
+    const auto pos3 = upload(std::vector<int32_t>{int32_t(p), int32_t(p), int32_t(p)});
+    const Positions ps{pos3.get(), 0};
+    a.pos.upload(std::vector<int64_t>{p}), b.pos.upload(std::vector<int64_t>{p});
+    const SeqPos spa{a.pos.get(), k.bound}, spb{b.pos.get(), k.bound};
+    attn_prep(ctx(), pr.get(), ld, 1, shape, norms, rope.params(), ps, spa, out(a));
+    qsa_pool_chunk(ctx(), a.ik.get(), spa, 1, R, ID, ikn.d(), rope.params(), 1e-6f, a.bk.get());
+    qsa_select(ctx(), a.iq.get(), a.bk.get(), 1, spa, IH, ID, R, k.topk, a.list.get(), a.list.get() + stride, stride);
+    const QsaDecode qd{b.bk.get(), ikn.d(), R, k.topk, stride, b.list.get(), b.list.get() + stride};
+    const QsaFused f = attn_prep_qsa(ctx(), pr.get(), ld, shape, norms, rope.params(), ps, spb, out(b), qd);
+    ASSERT_EQ(f, listed ? QsaFused::Listed : QsaFused::Pooled) << what;
+    if (f == QsaFused::Pooled)
+      qsa_select(ctx(), b.iq.get(), b.bk.get(), 1, spb, IH, ID, R, k.topk, qd.sel, qd.count, stride);
+    ctx().synchronize();
+    auto bits = [&](const void* x, const void* y, size_t bytes, const std::string& name) {
+      std::vector<unsigned char> u(bytes), v(bytes);
+      DS4_CUDA_CHECK(cudaMemcpy(u.data(), x, bytes, cudaMemcpyDeviceToHost));
+      DS4_CUDA_CHECK(cudaMemcpy(v.data(), y, bytes, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(0, std::memcmp(u.data(), v.data(), bytes)) << what << " pos " << p << ": " << name;
+    };
+    const auto la = download(a.list);
+    ASSERT_EQ(la[size_t(stride)], (p + 1) / R <= k.topk ? int32_t(p + 1) : int32_t(k.topk * R + (p + 1) % R))
+        << what << " pos " << p;
+    ASSERT_EQ(la, download(b.list)) << what << " pos " << p << ": the position list and count";
+    bits(a.q.get(), b.q.get(), size_t(NH * HDp) * 4, "q");
+    bits(a.gate.get(), b.gate.get(), size_t(NH * HD) * 4, "gate");
+    bits(a.iq.get(), b.iq.get(), size_t(IH * ID) * 4, "indexer q");
+    bits(a.keys.get(), b.keys.get(), size_t(cap * KVH * HDp) * 2, "key cache");
+    bits(a.values.get(), b.values.get(), size_t(cap * KVH * HDp) * 2, "value cache");
+    bits(a.ik.get(), b.ik.get(), size_t(cap * ID) * 4, "indexer keys");
+    bits(a.bk.get(), b.bk.get(), size_t(blocks * ID) * 4, "pooled keys");
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(CudaAttnPrep, DecodeQsaEqualsTheSeparateOps) {
+  check_fused({16, 128, 64, 32, 1020, 8, 2047}, 11);  // Flash-Next, listed: position 1023 completes block 15
+  check_fused({16, 128, 64, 32, 2107, 8, 4095}, 12);  // the budget's crossing (position 2111 completes block 32)
+  check_fused({16, 32, 8, 4, 0, 42, 63}, 13);         // from 0 through the crossing
+  check_fused({16, 32, 8, 4, 0, 20, 31}, 16);         // listed from 0 to the bound
+  check_fused({12, 36, 8, 6, 530, 10, 1023}, 15);     // ID not a power of two
+  check_fused({3, 256, 16, 4, 300, 20, 4095}, 17);    // ID above pool_block's 128 threads
 }
 
 TEST(CudaAttnPrep, RejectsBadShapes) {

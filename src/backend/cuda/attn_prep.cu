@@ -6,6 +6,16 @@
 // norm_warp_kernel does (lane-strided float64 sum of squares, the same bits), rotates pairs with rope_kernel's
 // arithmetic (rope.cuh), and writes it out. It replaces copy_rows, rms_norm_offset, apply_rope, store_rows_bf16
 // and copy_rows_at: 14 launches a layer at the Flash-Next shape, whatever T is.
+//
+// attn_prep_qsa (one token, the decode step) adds one block after the segments' blocks for the token's QSA
+// steps that need no scores: it pools the indexer block the token completes (qsa_pool_chunk's work: its own raw
+// key taken from the projection row, the earlier ones from the cache) and, when no position up to the bound has
+// more complete blocks than the budget, writes the token's list (qsa_select's: every position). Each is
+// otherwise a kernel of its own on the attention layer's critical path. The segments' blocks do not wait for it,
+// nor it for them. (Scoring in this block too, all complete blocks against the 16 query heads it normalised
+// itself, cost 0.8-1.1 % of a 48-layer step after 4096 tokens on the H200: one block's dots and its keys' fetch
+// under the projection's stream took 12 us, where qsa_select's score kernel spreads them.)
+#include "backend/cuda/qsa.cuh"
 #include "backend/cuda/rope.cuh"
 
 namespace ds4::cuda {
@@ -13,6 +23,15 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kMaxSeg = 512;  // elements of a staged segment (HDp and the indexer head dim)
+
+// The decode block's operands (attn_prep_qsa).
+struct PrepQsa {
+  const float* index_keys;  // [positions][ID] raw indexer keys (rows below the token's)
+  float* block_keys;        // [blocks][ID] pooled keys: the token's block written here
+  const bf16* k_norm;       // idx_k_norm [ID] or null
+  int64_t R;
+  int32_t *sel, *count;  // the list, or null (qsa_select follows)
+};
 
 struct PrepArgs {
   const float* pr;
@@ -24,11 +43,37 @@ struct PrepArgs {
   SeqPos sp;
   AttnPrepOut out;
   int64_t segs;  // per token
+  int64_t prep_blocks;  // blocks of the segments; with qsa set, one more: the decode block
+  bool qsa;
+  PrepQsa qs;
 };
+
+// The decode block (attn_prep_qsa; T == 1).
+__device__ void decode_qsa(const PrepArgs& a) {
+  __shared__ float vals[kMaxSeg], pooled[kMaxSeg];
+  __shared__ double red[32];
+  const PrepQsa& s = a.qs;
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  const int64_t p = a.sp.dev ? *a.sp.dev : a.sp.bound, D = a.sh.ID;
+  if ((p + 1) % s.R == 0) {
+    // pool_kernel's threads: 128 of them, element e on thread e (pool_block); the raw key of the token (row R - 1
+    // of its block) is the projection row's, which a segment's warp is storing into the cache meanwhile.
+    const float* raw = a.pr + a.sh.NH * 2 * a.sh.HD + 2 * a.sh.KVH * a.sh.HD + a.sh.IH * D;
+    detail::pool_block(s.index_keys, raw, (p + 1) / s.R - 1, s.R, D, s.k_norm, a.rope, a.norms.eps, 128, vals, red,
+                       pooled);
+    __syncthreads();
+    for (int64_t e = threadIdx.x; e < D; e += blockDim.x) s.block_keys[((p + 1) / s.R - 1) * D + e] = pooled[e];
+  }
+  if (s.sel) detail::all_positions(p, s.sel, s.count);
+}
 
 enum class Seg { Query, Gate, Key, Value, IdxQuery, IdxKey };
 
 __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
+  if (a.qsa && int64_t(blockIdx.x) >= a.prep_blocks) {
+    decode_qsa(a);
+    return;
+  }
   __shared__ float buf[kWarps][kMaxSeg];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t id = int64_t(blockIdx.x) * kWarps + warp;
@@ -132,8 +177,9 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
 
 }  // namespace
 
-void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& sh,
-               const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out) {
+namespace {
+
+void check_prep(const float* pr, int64_t ld, const AttnPrepShape& sh, const RopeParams& rope, const AttnPrepOut& out) {
   detail::require(sh.NH > 0 && sh.KVH > 0 && sh.NH % sh.KVH == 0 && sh.HD > 0 && sh.HDp >= sh.HD && sh.IH >= 0 &&
                       sh.ID >= 0 && (sh.IH == 0 || sh.ID > 0),
                   "attn_prep: bad shape");
@@ -146,13 +192,42 @@ void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnP
   detail::require(pr && out.q && out.gate && out.keys && out.values && (sh.IH == 0 || out.idx_q) &&
                       (sh.ID == 0 || out.idx_keys),
                   "attn_prep: null operand");
-  if (T <= 0) return;
+}
+
+// The segments' blocks for T tokens, then (qs set, T == 1) the decode block.
+void launch_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& sh,
+                 const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out,
+                 const PrepQsa* qs) {
   // Segments per token: queries, gates, keys, values, indexer queries, and the indexer key when there is one.
   const int64_t segs = 2 * sh.NH + 2 * sh.KVH + sh.IH + (sh.ID > 0 ? 1 : 0);
   detail::require(T * segs / kWarps < (int64_t(1) << 31), "attn_prep: too many rows");
-  const PrepArgs args{pr, ld, T, sh, norms, rope, pos, sp, out, segs};
-  detail::launch(ctx, attn_prep_kernel, unsigned((T * segs + kWarps - 1) / kWarps), kWarps * 32, 0, args);
+  const int64_t blocks = (T * segs + kWarps - 1) / kWarps;
+  const PrepArgs args{pr, ld, T, sh, norms, rope, pos, sp, out, segs, blocks, qs != nullptr, qs ? *qs : PrepQsa{}};
+  detail::launch(ctx, attn_prep_kernel, unsigned(blocks + (qs ? 1 : 0)), kWarps * 32, 0, args);
   DS4_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& sh,
+               const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out) {
+  check_prep(pr, ld, sh, rope, out);
+  if (T <= 0) return;
+  launch_prep(ctx, pr, ld, T, sh, norms, rope, pos, sp, out, nullptr);
+}
+
+QsaFused attn_prep_qsa(Context& ctx, const float* pr, int64_t ld, const AttnPrepShape& sh, const AttnPrepNorms& norms,
+                       const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out, const QsaDecode& qsa) {
+  check_prep(pr, ld, sh, rope, out);
+  detail::require(sh.IH > 0 && qsa.R > 0 && qsa.block_topk > 0 && qsa.block_keys && qsa.sel && qsa.count &&
+                      sp.bound >= 0 && qsa.stride >= qsa_list_stride(qsa.block_topk, qsa.R),
+                  "attn_prep_qsa: bad indexer operands");
+  // Listed when no position up to the bound has more complete blocks than the budget.
+  const bool listed = (sp.bound + 1) / qsa.R <= qsa.block_topk;
+  const PrepQsa qs{out.idx_keys, qsa.block_keys, qsa.k_norm, qsa.R, listed ? qsa.sel : nullptr,
+                   listed ? qsa.count : nullptr};
+  launch_prep(ctx, pr, ld, 1, sh, norms, rope, pos, sp, out, &qs);
+  return listed ? QsaFused::Listed : QsaFused::Pooled;
 }
 
 }  // namespace ds4::cuda

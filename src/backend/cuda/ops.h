@@ -190,6 +190,20 @@ struct AttnPrepOut {
 };
 void attn_prep(Context& ctx, const float* pr, int64_t ld, int64_t T, const AttnPrepShape& shape,
                const AttnPrepNorms& norms, const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out);
+// attn_prep of one token (the decode step) with the indexer's steps that need no scores in the same kernel:
+// qsa_pool_chunk for T = 1 at sp (the pooling's eps being norms.eps) and, when no position up to sp.bound has more
+// complete blocks than block_topk, qsa_select's list (every position: sel [stride], count [1]). The same results
+// as those ops, bit for bit (qsa.cuh: the same device code). Listed: the list is written. Pooled: the caller runs
+// qsa_select (from idx_q and block_keys, as after qsa_pool_chunk).
+struct QsaDecode {
+  float* block_keys;   // [blocks][ID] pooled keys
+  const bf16* k_norm;  // idx_k_norm [ID] or null
+  int64_t R, block_topk, stride;
+  int32_t *sel, *count;
+};
+enum class QsaFused { Pooled, Listed };
+QsaFused attn_prep_qsa(Context& ctx, const float* pr, int64_t ld, const AttnPrepShape& shape, const AttnPrepNorms& norms,
+                       const RopeParams& rope, Positions pos, SeqPos sp, const AttnPrepOut& out, const QsaDecode& qsa);
 
 // ---------------------------------------------------------------------------------------------------------
 // Greedy pick (SAMPLING.md steps 1 and 3, engine/logits_check.h and the sampler's argmax)

@@ -1,6 +1,7 @@
 // The QSA indexer (models/qwen_hybrid/sparse_attention.cpp, qsa_select): block pooling of indexer keys, relu-sum
 // block scores, top-k block selection with the CPU's tie behaviour, and the expansion into position lists that
 // attention() reads.
+#include "backend/cuda/qsa.cuh"
 #include "backend/cuda/topk.cuh"
 
 namespace ds4::cuda {
@@ -19,35 +20,8 @@ __global__ void pool_kernel(const float* index_keys, int64_t b0, const int64_t* 
     b0 = p / R;
     if (b0 + int64_t(blockIdx.x) >= (p + T) / R) return;  // uniform over the block
   }
-  const int64_t b = b0 + blockIdx.x;
-  double ss = 0.0;
-  for (int64_t e = threadIdx.x; e < D; e += blockDim.x) {
-    float m = 0.0f;
-    for (int64_t r = 0; r < R; r++) m += index_keys[(b * R + r) * D + e];
-    m /= float(R);
-    vals[e] = m;
-    ss += double(m) * double(m);
-  }
-  ss = detail::block_sum(ss, red);  // its barriers also publish vals
-  const float inv = 1.0f / sqrtf(float(ss / double(D)) + eps);
-  for (int64_t e = threadIdx.x; e < D; e += blockDim.x)
-    vals[e] = (vals[e] * inv) * (1.0f + (k_norm ? __bfloat162float(k_norm[e]) : 0.0f));
-  __syncthreads();
-  const int64_t half = rope.rotary_dim / 2;
-  float* out = block_keys + b * D;
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    if (i >= rope.rotary_dim) {
-      out[i] = vals[i];
-    } else if (i < half) {
-      // Text positions: every M-RoPE axis is at b * R, so the axis choice does not matter.
-      const float f = rope.inv_freq[i] * float(b * R);
-      double s, c;
-      sincos(double(f), &s, &c);
-      const float cs = float(c), sn = float(s), x0 = vals[i], x1 = vals[i + half];
-      out[i] = x0 * cs - x1 * sn;
-      out[i + half] = x1 * cs + x0 * sn;
-    }
-  }
+  detail::pool_block(index_keys, nullptr, b0 + blockIdx.x, R, D, k_norm, rope, eps, int(blockDim.x), vals, red,
+                     block_keys + (b0 + blockIdx.x) * D);
 }
 
 // Scores of pooled blocks for query t (blockIdx.y): sum over heads of relu(q_h . key_b), / sqrt(D). A CUDA block
@@ -64,8 +38,7 @@ constexpr int kScoreBlockThreads = 128;  // (head, pooled block) pairs per block
 
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
-                 int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores) {
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+                 int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores, bool prewait) {
   extern __shared__ __align__(16) float sm[];
   // Rows of the query's heads and of the keys padded to kp = D rounded up to 4, plus 4 floats: 16-byte aligned for
   // float4 reads, and the 8 rows that a quarter-warp's float4 reads touch start on different groups of 4 banks.
@@ -79,18 +52,32 @@ __global__ void __launch_bounds__(kScoreThreads)
   // The keys are staged together with the query and the position, not after the position (two round trips
   // before the dots): the rows up to nb_max exist, and rows past this query's blocks are staged but never scored.
   const int64_t t = blockIdx.y, b0 = int64_t(blockIdx.x) * nsb;
-  if (pos0_dev) pos0 = *pos0_dev;
   const int ihd = int(IH * D), nkd = int(nsb * D);
   const int stored = int(detail::imax(0, detail::imin(nsb, nb_max - b0))) * di;  // elements of rows below nb_max
-  const float* qt = q + t * IH * D;
   const float* kt = block_keys + b0 * D;
+  // prewait (DS4_CUDA_SCORE_PREWAIT=1, measurement): the rows of blocks complete before the chunk (b < pos0 / R)
+  // are staged before the wait, past L1: earlier steps pooled them, and every kernel older than the one before
+  // this has completed (pdl_enter); the position too (the previous step wrote it).
+  int early = 0;
+  if (prewait) {
+    const int64_t p0 = pos0_dev ? __ldcg(pos0_dev) : pos0;
+    early = int(detail::imin(stored, detail::imax(0, detail::imin(nsb, p0 / R - b0)) * di));
+#pragma unroll 8
+    for (int i = int(threadIdx.x); i < early; i += int(blockDim.x)) {
+      const int bl = i / di, e = i - bl * di;
+      k_s[bl * kp + e] = __ldcg(kt + i);
+    }
+  }
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  if (pos0_dev) pos0 = *pos0_dev;
+  const float* qt = q + t * IH * D;
 #pragma unroll 16
   for (int i = int(threadIdx.x); i < ihd; i += int(blockDim.x)) {
     const int h = i / di, e = i - h * di;
     q_s[h * kp + e] = qt[i];
   }
 #pragma unroll 8
-  for (int i = int(threadIdx.x); i < nkd; i += int(blockDim.x)) {
+  for (int i = early + int(threadIdx.x); i < nkd; i += int(blockDim.x)) {
     const int bl = i / di, e = i - bl * di;
     k_s[bl * kp + e] = i < stored ? kt[i] : 0.0f;
   }
@@ -169,8 +156,7 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
   const int64_t p = pos0 + t, nb = (p + 1) / R;
   int32_t* out = sel + t * stride;
   if (nb <= block_topk) {
-    for (int64_t i = threadIdx.x; i <= p; i += blockDim.x) out[i] = int32_t(i);
-    if (threadIdx.x == 0) count[t] = int32_t(p + 1);
+    detail::all_positions(p, out, count + t);
     return;
   }
   __syncthreads();  // vals
@@ -244,8 +230,9 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     detail::allow_smem(ctx, score_kernel, score_smem);
     const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
     const int threads = IH * nsb <= kScoreBlockThreads ? kScoreBlockThreads : kScoreThreads;
+    static const bool prewait = detail::switch_set("DS4_CUDA_SCORE_PREWAIT");
     detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
-                   block_topk, nb_max, nsb, scores);
+                   block_topk, nb_max, nsb, scores, prewait);
     DS4_CUDA_CHECK_LAUNCH();
     select_smem = size_t(2 * block_topk) * sizeof(int) + select_topk_bytes(nb_max) + size_t(nb_max) * sizeof(float);
     detail::allow_smem(ctx, select_kernel, select_smem);

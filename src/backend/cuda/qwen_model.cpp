@@ -917,19 +917,36 @@ class CudaQwenModel : public Model {
     }
 
     // One kernel prepares the indexer's queries (normed, rotated) and appends its raw keys, and the attention's
-    // queries, gates, keys and values (attn_prep); then complete blocks are pooled and selected.
+    // queries, gates, keys and values (attn_prep); then complete blocks are pooled and selected. A decode step
+    // pools (and below the budget lists) in the same kernel (attn_prep_qsa) unless DS4_CUDA_QSA_FUSED=0 or a dup
+    // switch asks for the separate ops.
     float* qi = take<float>(T * IH * D);
-    const Prepared p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi, ls.index_keys.get());
-    for (int d = 0; d < dup_count(kDupPool); d++)
-      qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
     int32_t* sel = take<int32_t>(T * stride);
     int32_t* count = take<int32_t>(T);
-    {
+    static const bool fusable = detail::switch_on("DS4_CUDA_QSA_FUSED");
+    const bool fused = T == 1 && fusable && dup_count(kDupPrep) == 1 && dup_count(kDupPool) == 1 &&
+                       dup_count(kDupSelect) == 1;
+    QsaFused done = QsaFused::Pooled;
+    Prepared p{};
+    if (fused) {
+      const int64_t NH = c.num_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
+      p = Prepared{take<float>(NH * HDp), take<float>(NH * HD)};
+      auto s = prof("attn.prep");
+      done = attn_prep_qsa(ctx_, pr, N, AttnPrepShape{NH, c.num_kv_heads, HD, HDp, IH, D},
+                           AttnPrepNorms{w.q_norm.p(), w.k_norm.p(), w.idx_q_norm.p(), eps}, rope_.params(),
+                           Positions{pos3, 0}, sp,
+                           AttnPrepOut{p.q, p.gate, ls.keys.get(), ls.values.get(), qi, ls.index_keys.get()},
+                           QsaDecode{ls.block_keys.get(), w.idx_k_norm.p(), R, topk, stride, sel, count});
+    } else {
+      p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi, ls.index_keys.get());
+      for (int d = 0; d < dup_count(kDupPool); d++)
+        qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
+    }
+    if (done != QsaFused::Listed) {
       auto p2 = prof("attn.qsa select");
       for (int d = 0; d < dup_count(kDupSelect); d++)
         qsa_select(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, sel, count, stride);
     }
-
     attend(w, ls.keys.get(), ls.values.get(), p, T, KeySelection::lists(sel, count, stride), out);
   }
 
