@@ -38,7 +38,8 @@ constexpr int kScoreBlockThreads = 128;  // (head, pooled block) pairs per block
 
 __global__ void __launch_bounds__(kScoreThreads)
     score_kernel(const float* q, const float* block_keys, const int64_t* pos0_dev, int64_t pos0, int64_t IH, int64_t D,
-                 int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores, bool prewait) {
+                 int64_t R, int64_t block_topk, int64_t nb_max, int64_t nsb, float* scores) {
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
   extern __shared__ __align__(16) float sm[];
   // Rows of the query's heads and of the keys padded to kp = D rounded up to 4, plus 4 floats: 16-byte aligned for
   // float4 reads, and the 8 rows that a quarter-warp's float4 reads touch start on different groups of 4 banks.
@@ -52,32 +53,18 @@ __global__ void __launch_bounds__(kScoreThreads)
   // The keys are staged together with the query and the position, not after the position (two round trips
   // before the dots): the rows up to nb_max exist, and rows past this query's blocks are staged but never scored.
   const int64_t t = blockIdx.y, b0 = int64_t(blockIdx.x) * nsb;
+  if (pos0_dev) pos0 = *pos0_dev;
   const int ihd = int(IH * D), nkd = int(nsb * D);
   const int stored = int(detail::imax(0, detail::imin(nsb, nb_max - b0))) * di;  // elements of rows below nb_max
-  const float* kt = block_keys + b0 * D;
-  // prewait (DS4_CUDA_SCORE_PREWAIT=1, measurement): the rows of blocks complete before the chunk (b < pos0 / R)
-  // are staged before the wait, past L1: earlier steps pooled them, and every kernel older than the one before
-  // this has completed (pdl_enter); the position too (the previous step wrote it).
-  int early = 0;
-  if (prewait) {
-    const int64_t p0 = pos0_dev ? __ldcg(pos0_dev) : pos0;
-    early = int(detail::imin(stored, detail::imax(0, detail::imin(nsb, p0 / R - b0)) * di));
-#pragma unroll 8
-    for (int i = int(threadIdx.x); i < early; i += int(blockDim.x)) {
-      const int bl = i / di, e = i - bl * di;
-      k_s[bl * kp + e] = __ldcg(kt + i);
-    }
-  }
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  if (pos0_dev) pos0 = *pos0_dev;
   const float* qt = q + t * IH * D;
+  const float* kt = block_keys + b0 * D;
 #pragma unroll 16
   for (int i = int(threadIdx.x); i < ihd; i += int(blockDim.x)) {
     const int h = i / di, e = i - h * di;
     q_s[h * kp + e] = qt[i];
   }
 #pragma unroll 8
-  for (int i = early + int(threadIdx.x); i < nkd; i += int(blockDim.x)) {
+  for (int i = int(threadIdx.x); i < nkd; i += int(blockDim.x)) {
     const int bl = i / di, e = i - bl * di;
     k_s[bl * kp + e] = i < stored ? kt[i] : 0.0f;
   }
@@ -230,9 +217,8 @@ void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t 
     detail::allow_smem(ctx, score_kernel, score_smem);
     const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
     const int threads = IH * nsb <= kScoreBlockThreads ? kScoreBlockThreads : kScoreThreads;
-    static const bool prewait = detail::switch_set("DS4_CUDA_SCORE_PREWAIT");
     detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
-                   block_topk, nb_max, nsb, scores, prewait);
+                   block_topk, nb_max, nsb, scores);
     DS4_CUDA_CHECK_LAUNCH();
     select_smem = size_t(2 * block_topk) * sizeof(int) + select_topk_bytes(nb_max) + size_t(nb_max) * sizeof(float);
     detail::allow_smem(ctx, select_kernel, select_smem);
