@@ -48,9 +48,9 @@ struct PrepArgs {
   PrepQsa qs;
 };
 
-// The decode block (attn_prep_qsa; T == 1).
-__device__ void decode_qsa(const PrepArgs& a) {
-  __shared__ float vals[kMaxSeg], pooled[kMaxSeg];
+// The decode block (attn_prep_qsa; T == 1). vals, pooled: [kMaxSeg] of shared memory (the segments' staging
+// rows, unused in this block).
+__device__ void decode_qsa(const PrepArgs& a, float* vals, float* pooled) {
   __shared__ double red[32];
   const PrepQsa& s = a.qs;
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -70,11 +70,11 @@ __device__ void decode_qsa(const PrepArgs& a) {
 enum class Seg { Query, Gate, Key, Value, IdxQuery, IdxKey };
 
 __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
+  __shared__ float buf[kWarps][kMaxSeg];
   if (a.qsa && int64_t(blockIdx.x) >= a.prep_blocks) {
-    decode_qsa(a);
+    decode_qsa(a, buf[0], buf[1]);
     return;
   }
-  __shared__ float buf[kWarps][kMaxSeg];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
   const int64_t id = int64_t(blockIdx.x) * kWarps + warp;
   const bool live = id < a.T * a.segs;
@@ -174,10 +174,6 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prep_kernel(PrepArgs a) {
     }
   }
 }
-
-}  // namespace
-
-namespace {
 
 void check_prep(const float* pr, int64_t ld, const AttnPrepShape& sh, const RopeParams& rope, const AttnPrepOut& out) {
   detail::require(sh.NH > 0 && sh.KVH > 0 && sh.NH % sh.KVH == 0 && sh.HD > 0 && sh.HDp >= sh.HD && sh.IH >= 0 &&
