@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -140,13 +141,26 @@ std::ostream& operator<<(std::ostream& o, const ModelCase& c) { return o << c.di
 
 class CudaModel : public ::testing::TestWithParam<ModelCase> {};
 
+// The start of most tests below: the case's fixture (load_rounded), its vocabulary, the CUDA model on it and n
+// random tokens from seed.
+struct CaseSetup {
+  Loaded l;
+  int64_t V;
+  std::unique_ptr<Model> gpu;
+  std::vector<int32_t> tokens;
+};
+CaseSetup set_up(const ModelCase& p, int64_t n, uint32_t seed) {
+  CaseSetup s{load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir), 0, nullptr, {}};
+  s.V = s.l.config.vocab_size;
+  s.gpu = make_cuda_qwen_model(s.l.config, s.l.weights);
+  s.tokens = random_tokens(n, s.V, seed);
+  return s;
+}
+
 TEST_P(CudaModel, LogitsMatchTheCpuBackend) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  const int64_t V = l.config.vocab_size;
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  auto [l, V, gpu, tokens] = set_up(p, p.prompt, 7);
   qwen::QwenHybridModel cpu(l.config, l.weights);
-  const auto tokens = random_tokens(p.prompt, V, 7);
   // Chunks: a prefill, single tokens (decode graphs), a short verification-sized chunk, a longer chunk.
   auto gs = gpu->new_state(), cs = cpu.new_state();
   std::vector<float> g, c;
@@ -188,11 +202,8 @@ TEST_P(CudaModel, LogitsMatchTheCpuBackend) {
 // on the CPU): only the bfloat16 KV cache and summation order differ, so the rows must stay close throughout.
 TEST_P(CudaModel, ShortChunksMatchTheCpuBackend) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  const int64_t V = l.config.vocab_size;
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
+  auto [l, V, gpu, tokens] = set_up(p, p.prompt, 5);
   qwen::QwenHybridModel cpu(l.config, l.weights);
-  const auto tokens = random_tokens(p.prompt, V, 5);
   auto gs = gpu->new_state(), cs = cpu.new_state();
   std::vector<float> g, c, all_g, all_c;
   for_short_chunks(p.prompt, [&](int64_t at, int64_t n) {
@@ -296,10 +307,7 @@ TEST_P(CudaModel, GraphsEagerAndClonesAgreeBitForBit) {
 // fresh one, prompt and decode steps bit for bit; a state made while it lives is a fresh one.
 TEST_P(CudaModel, ReleasedStatesAreReusedBitForBit) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  const int64_t V = l.config.vocab_size;
-  auto model = make_cuda_qwen_model(l.config, l.weights);
-  const auto tokens = random_tokens(p.prompt + 8, V, 13);
+  [[maybe_unused]] auto [l, V, model, tokens] = set_up(p, p.prompt + 8, 13);
   const std::span<const int32_t> prompt(tokens.data(), size_t(p.prompt));
   auto run = [&](SequenceState& st) {
     std::vector<float> all, row;
@@ -331,10 +339,8 @@ TEST_P(CudaModel, ReleasedStatesAreReusedBitForBit) {
 // head's pairs, a chunk long enough to grow the caches; mark after mark, as the generator takes them.
 TEST_P(CudaModel, RewindContinuesAsAClone) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  const int64_t V = l.config.vocab_size;
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
-  const auto tokens = random_tokens(p.prompt + 40, V, 19), junk = random_tokens(200, V, 23);
+  [[maybe_unused]] auto [l, V, gpu, tokens] = set_up(p, p.prompt + 40, 19);
+  const auto junk = random_tokens(200, V, 23);
   auto st = gpu->new_state();
   std::vector<float> a, b;
   gpu->forward(*st, std::span<const int32_t>(tokens.data(), size_t(p.prompt)), a, false);
@@ -369,10 +375,7 @@ TEST_P(CudaModel, RewindContinuesAsAClone) {
 // must continue as the decoded one does.
 TEST_P(CudaModel, VerificationRowsEqualDecodeRows) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  const int64_t V = l.config.vocab_size;
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
-  const auto tokens = random_tokens(p.prompt + 20, V, 13);
+  [[maybe_unused]] auto [l, V, gpu, tokens] = set_up(p, p.prompt + 20, 13);
   auto base = gpu->new_state();
   std::vector<float> ignored;
   gpu->forward(*base, std::span<const int32_t>(tokens.data(), size_t(p.prompt)), ignored, false);
@@ -404,9 +407,7 @@ TEST_P(CudaModel, VerificationRowsEqualDecodeRows) {
 // the same logits after.
 TEST_P(CudaModel, GreedyPickOnTheDeviceEqualsTheHostPick) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
-  const auto prompt = random_tokens(p.prompt, l.config.vocab_size, 17);
+  [[maybe_unused]] auto [l, V, gpu, prompt] = set_up(p, p.prompt, 17);
   auto a = gpu->new_state(), b = gpu->new_state();
   std::vector<float> row;
   GreedyPick pick;
@@ -436,10 +437,7 @@ TEST_P(CudaModel, GreedyPickOnTheDeviceEqualsTheHostPick) {
 // state as those calls do (the rows after them are bit for bit the same).
 TEST_P(CudaModel, RowAndDraftPicksOnTheDeviceEqualTheHostPicks) {
   const auto p = GetParam();
-  auto l = load_rounded(std::string(DS4_SOURCE_DIR) + "/" + p.dir);
-  auto gpu = make_cuda_qwen_model(l.config, l.weights);
-  const int64_t V = l.config.vocab_size;
-  const auto prompt = random_tokens(p.prompt, V, 23);
+  [[maybe_unused]] auto [l, V, gpu, prompt] = set_up(p, p.prompt, 23);
   const bool draft = gpu->has_draft_head();
   auto a = gpu->new_state(), b = gpu->new_state();
   std::vector<float> rows, dl;

@@ -926,22 +926,13 @@ class CudaQwenModel : public Model {
     static const bool fusable = detail::switch_on("DS4_CUDA_QSA_FUSED");
     const bool fused = T == 1 && fusable && dup_count(kDupPrep) == 1 && dup_count(kDupPool) == 1 &&
                        dup_count(kDupSelect) == 1;
+    const QsaDecode qsa{ls.block_keys.get(), w.idx_k_norm.p(), R, topk, stride, sel, count};
     QsaFused done = QsaFused::Pooled;
-    Prepared p{};
-    if (fused) {
-      const int64_t NH = c.num_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
-      p = Prepared{take<float>(NH * HDp), take<float>(NH * HD)};
-      auto s = prof("attn.prep");
-      done = attn_prep_qsa(ctx_, pr, N, AttnPrepShape{NH, c.num_kv_heads, HD, HDp, IH, D},
-                           AttnPrepNorms{w.q_norm.p(), w.k_norm.p(), w.idx_q_norm.p(), eps}, rope_.params(),
-                           Positions{pos3, 0}, sp,
-                           AttnPrepOut{p.q, p.gate, ls.keys.get(), ls.values.get(), qi, ls.index_keys.get()},
-                           QsaDecode{ls.block_keys.get(), w.idx_k_norm.p(), R, topk, stride, sel, count});
-    } else {
-      p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi, ls.index_keys.get());
+    const Prepared p = prepare_attention(w, ls.keys.get(), ls.values.get(), pr, N, T, sp, pos3, qi,
+                                         ls.index_keys.get(), fused ? &qsa : nullptr, &done);
+    if (!fused)
       for (int d = 0; d < dup_count(kDupPool); d++)
         qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
-    }
     if (done != QsaFused::Listed) {
       auto p2 = prof("attn.qsa select");
       for (int d = 0; d < dup_count(kDupSelect); d++)
@@ -958,18 +949,24 @@ class CudaQwenModel : public Model {
 
   // models/qwen_hybrid/sparse_attention.cpp: pr [T][N] holds the projections (q and gate interleaved per head,
   // k, v, then the indexer's queries and key when idx_q is given); the keys and values are appended to the caches
-  // at sp (and the indexer key to idx_keys).
+  // at sp (and the indexer key to idx_keys). With qsa (one token), the same kernel pools and may list
+  // (attn_prep_qsa), which it reports in *done.
   Prepared prepare_attention(const DAttn& w, bf16* keys, bf16* values, const float* pr, int64_t N, int64_t T, SeqPos sp,
-                             const int32_t* pos3, float* idx_q, float* idx_keys) const {
+                             const int32_t* pos3, float* idx_q, float* idx_keys, const QsaDecode* qsa = nullptr,
+                             QsaFused* done = nullptr) const {
     const Config& c = cfg_;
     const int64_t NH = c.num_heads, HD = c.head_dim, HDp = padded_head_dim(HD);
     Prepared p{take<float>(T * NH * HDp), take<float>(T * NH * HD)};
     const AttnPrepShape shape{NH, c.num_kv_heads, HD, HDp, idx_q ? c.idx_heads : 0, idx_q ? c.idx_head_dim : 0};
     const AttnPrepNorms norms{w.q_norm.p(), w.k_norm.p(), idx_q ? w.idx_q_norm.p() : nullptr, float(c.rms_eps)};
+    const AttnPrepOut out{p.q, p.gate, keys, values, idx_q, idx_keys};
     auto s = prof("attn.prep");
+    if (qsa) {
+      *done = attn_prep_qsa(ctx_, pr, N, shape, norms, rope_.params(), Positions{pos3, 0}, sp, out, *qsa);
+      return p;
+    }
     for (int d = 0; d < dup_count(kDupPrep); d++)
-      attn_prep(ctx_, pr, N, T, shape, norms, rope_.params(), Positions{pos3, 0}, sp,
-                AttnPrepOut{p.q, p.gate, keys, values, idx_q, idx_keys});
+      attn_prep(ctx_, pr, N, T, shape, norms, rope_.params(), Positions{pos3, 0}, sp, out);
     return p;
   }
 
