@@ -12,6 +12,7 @@
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/mma.cuh"
+#include "backend/cuda/qsa.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -43,6 +44,18 @@ struct Args {
   int64_t stride, causal_pos0, T, keys_per_split;
   int heads, kv_heads, group, head_groups, splits;
   float scale;
+};
+
+// A decode block's own QSA selection (KeySelection::blocks): query t at p = causal_pos0 (or *causal_pos0_dev) + t
+// chooses its top `topk` complete blocks from scores[t * score_stride + b] with select_kernel's code (qsa.cuh), in
+// the ring's bytes before any key is requested; the chosen blocks stay at sorted_at bytes into the dynamic shared
+// memory for the key loop. ratio = 0: the selection is Args' (lists or causal).
+struct BlockSel {
+  const float* scores;
+  int64_t score_stride;
+  int ratio, topk;
+  size_t sorted_at;
+  bool radix;
 };
 
 // Eight consecutive K or V elements in registers, as loaded (so the next tile's loads can be in flight while a
@@ -519,8 +532,8 @@ constexpr size_t decode_smem_bytes() {
 // the keys' bytes (2112 keys x 32 heads x ~100 instructions a step after a 4096-token prompt: 10.7 us of its
 // 12 after the wait in the H200 trace), and those exponentials were about 40 % of them. The arguments are <= 0,
 // where __expf's error is a few ulp; DS4_CUDA_ATTN_FAST_EXP=0 takes expf.
-template <int HD, bool kFastExp>
-__global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) {
+template <int HD, bool kFastExp, bool kBlocks>
+__global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, BlockSel bs) {
   constexpr int E = HD / 32, H = kDecodeHeads, W = kThreads / 32, R = kDecodeRing, G = kDecodeGroup;
   static_assert(E % 2 == 0 && E <= 8, "a lane's dims are whole bf16 pairs");
   static_assert(R % G == 0 && 32 % (G * H) == 0, "groups fill the ring; a group's scores fit the warp");
@@ -536,18 +549,45 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a) 
   const int64_t s0 = int64_t(split) * a.keys_per_split, first = s0 + warp;
   // The warp's keys are s0 + warp + W * i. The lanes' first 32 list entries are read together with the count
   // (entries past the count are read but never used; the list has `stride` entries), not after it.
-  const int64_t list_end = a.positions ? detail::imin(s0 + a.keys_per_split, a.stride) : 0;
   int64_t rows32 = 0;  // the cache rows of keys 32c .. 32c + 31, one per lane
-  if (a.positions && first + int64_t(W) * lane < list_end) rows32 = a.positions[t * a.stride + first + int64_t(W) * lane];
-  const int64_t n =
-      a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
+  int64_t n;
+  int nb = 0;  // kBlocks: the query's complete blocks
+  const int* sorted = reinterpret_cast<const int*>(decode_smem + bs.sorted_at);  // kBlocks: its chosen blocks
+  if constexpr (kBlocks) {
+    // The scores are staged together with the position (one round trip; the row has score_stride entries, those
+    // past this query's blocks are never ranked), into the ring's bytes, which no key has been requested into yet.
+    unsigned char* scratch = decode_smem;
+    int* chosen = reinterpret_cast<int*>(scratch);                                   // [topk]
+    void* topk_smem = scratch + (size_t(bs.topk) * 4 + 15) / 16 * 16;                // 16-byte aligned
+    float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) +
+                                           detail::select_topk_bytes(bs.score_stride));  // [score_stride]
+    detail::Item* replay = reinterpret_cast<detail::Item*>(vals + (bs.score_stride + 1) / 2 * 2);  // [score_stride]
+    if (bs.scores)
+      for (int64_t i = tid; i < bs.score_stride; i += kThreads) vals[i] = bs.scores[t * bs.score_stride + i];
+    const int64_t p = (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t;
+    nb = int((p + 1) / bs.ratio);
+    __syncthreads();  // vals, and every write to these bytes before the keys' copies
+    if (nb > bs.topk)
+      detail::choose_blocks([vals](int i) { return vals[i]; }, nb, bs.topk, topk_smem, replay, chosen,
+                            const_cast<int*>(sorted), bs.radix);
+    n = detail::listed_count(p, nb, bs.topk, bs.ratio);
+    if (first + int64_t(W) * lane < detail::imin(n, s0 + a.keys_per_split))
+      rows32 = detail::listed_position(int(first) + W * lane, nb, bs.topk, bs.ratio, sorted);
+  } else {
+    const int64_t list_end = a.positions ? detail::imin(s0 + a.keys_per_split, a.stride) : 0;
+    if (a.positions && first + int64_t(W) * lane < list_end) rows32 = a.positions[t * a.stride + first + int64_t(W) * lane];
+    n = a.positions ? int64_t(a.count[t]) : (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t + 1;
+    if (!a.positions) rows32 = first + int64_t(W) * lane;
+  }
   const int64_t s1 = detail::imin(n, s0 + a.keys_per_split);
   const int count = s1 > first ? int((s1 - first + W - 1) / W) : 0;
   const int64_t kv_stride = int64_t(a.kv_heads) * HD;
   const bf16* kb = a.keys + int64_t(kvh) * HD + lane * E;
   const bf16* vb = a.values + int64_t(kvh) * HD + lane * E;
-  auto row_at = [&](int i) { return a.positions ? int64_t(a.positions[t * a.stride + first + int64_t(W) * i]) : first + int64_t(W) * i; };
-  if (!a.positions) rows32 = first + int64_t(W) * lane;
+  auto row_at = [&](int i) -> int64_t {
+    if constexpr (kBlocks) return detail::listed_position(int(first) + W * i, nb, bs.topk, bs.ratio, sorted);
+    return a.positions ? int64_t(a.positions[t * a.stride + first + int64_t(W) * i]) : first + int64_t(W) * i;
+  };
   // Key i into slot i % R (warp-uniform calls: the row comes from lane i % 32, read anew every 32 keys).
   auto issue = [&](int i) {
     if (i > 0 && (i & 31) == 0) rows32 = i + lane < count ? row_at(i + lane) : 0;
@@ -776,11 +816,21 @@ bool mma_enabled() {
   return on;
 }
 
+// The in-kernel selection's scratch (attn_decode_kernel<..., true>'s layout): chosen [topk] ints, the ranking's
+// shared memory, the staged scores and the replay's items, in the ring's bytes.
+size_t in_kernel_selection_bytes(int64_t score_stride, int64_t topk) {
+  return size_t(topk * 4 + 15) / 16 * 16 + detail::select_topk_bytes(score_stride) +
+         size_t((score_stride + 1) / 2 * 2) * sizeof(float) + size_t(score_stride) * sizeof(detail::Item);
+}
+
 template <int HD, class KV>
 void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
             const KeySelection& sel, float scale, const float* gate, float* out) {
   using C = Cfg<HD>;
   const bool decode = std::is_same_v<KV, bf16> && T <= 8;  // attn_decode_kernel
+  const bool blocks = sel.block_ratio > 0;                    // its own QSA selection
+  detail::require(!blocks || decode, "attention: an in-kernel block selection needs the decode kernel (a bfloat16 "
+                                     "cache, at most 8 queries)");
   const bool mma = std::is_same_v<KV, bf16> && !decode && mma_enabled();  // attn_mma_kernel
   const int hpb = decode ? kDecodeHeads : mma ? kMmaHeads : C::kHPB;
   const int64_t tile = mma ? kMmaKeys : C::kNT;
@@ -813,9 +863,19 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
   const dim3 grid(unsigned(T * splits), unsigned(s.kv_heads * head_groups));
   if constexpr (std::is_same_v<KV, bf16>) {
     if (decode) {
-      const auto k = fast_exp_enabled() ? attn_decode_kernel<HD, true> : attn_decode_kernel<HD, false>;
-      detail::allow_smem(ctx, k, decode_smem_bytes<HD>());
-      detail::launch(ctx, k, grid, kThreads, decode_smem_bytes<HD>(), a);
+      BlockSel bs{};
+      size_t smem = decode_smem_bytes<HD>();
+      if (blocks) {
+        bs = BlockSel{sel.block_scores, sel.score_stride, int(sel.block_ratio), int(sel.block_topk), 0,
+                      detail::select_radix()};
+        bs.sorted_at = std::max(smem, in_kernel_selection_bytes(sel.score_stride, sel.block_topk));
+        smem = bs.sorted_at + size_t(sel.block_topk) * sizeof(int);
+      }
+      const bool fast = fast_exp_enabled();
+      const auto k = blocks ? (fast ? attn_decode_kernel<HD, true, true> : attn_decode_kernel<HD, false, true>)
+                            : (fast ? attn_decode_kernel<HD, true, false> : attn_decode_kernel<HD, false, false>);
+      detail::allow_smem(ctx, k, smem);
+      detail::launch(ctx, k, grid, kThreads, smem, a, bs);
     }
   }
   if constexpr (std::is_same_v<KV, bf16>) {
@@ -839,6 +899,10 @@ void dispatch(Context& ctx, const float* q, const KV* keys, const KV* values, At
   detail::require(s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads == 0,
                   "attention: heads must be a multiple of kv_heads");
   detail::require(sel.max_keys > 0, "attention: max_keys must be positive");
+  detail::require(sel.block_ratio == 0 || (sel.positions == nullptr && sel.block_topk > 0 &&
+                                           sel.score_stride <= kQsaInKernelMaxBlocks &&
+                                           sel.max_keys == (sel.block_topk + 1) * sel.block_ratio),
+                  "attention: bad in-kernel block selection");
   detail::require(sel.positions == nullptr || (sel.count && sel.stride >= sel.max_keys),
                   "attention: position lists need counts and a stride >= max_keys");
   if (T <= 0) return;

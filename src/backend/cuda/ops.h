@@ -304,7 +304,23 @@ struct KeySelection {
   static KeySelection lists(const int32_t* positions, const int32_t* count, int64_t stride) {
     return {positions, count, stride, 0, stride};
   }
+
+  // QSA blocks (block_ratio > 0): query t at p = pos0 + t reads the positions qsa_select would list for it, the
+  // decode kernel choosing its top block_topk complete blocks itself (no list goes through memory) from
+  // block_scores[t * score_stride + b] (qsa_score; null when no query can have more than block_topk blocks).
+  // Decode kernel only (bfloat16 cache, at most 8 queries), score_stride <= kQsaInKernelMaxBlocks. The same keys
+  // in the same order as the lists, so the same bits. max_keys is qsa_list_stride(block_topk, R).
+  const float* block_scores = nullptr;
+  int64_t score_stride = 0, block_ratio = 0, block_topk = 0;
+  static KeySelection blocks(const float* scores, int64_t score_stride, SeqPos pos0, int64_t R, int64_t block_topk) {
+    KeySelection s{nullptr, nullptr, 0, pos0.bound, (block_topk + 1) * R, pos0.dev};
+    s.block_scores = scores, s.score_stride = score_stride, s.block_ratio = R, s.block_topk = block_topk;
+    return s;
+  }
 };
+// The most complete blocks (score_stride) of an in-kernel block selection: its scratch (about 21 KB at 1024) shares
+// the decode kernel's ring.
+constexpr int64_t kQsaInKernelMaxBlocks = 1024;
 
 // q [T][heads][head_dim]; keys, values [cache positions][kv_heads * head_dim] (float32 or bfloat16 caches);
 // gate null or [T][heads][head_dim]; out [T][heads][head_dim] = softmax(scale * q·k) v * sigmoid(gate).
@@ -351,6 +367,12 @@ void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T
                 int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
 void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
                 int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
+// The scores alone, for attention's in-kernel selection (KeySelection::blocks): scores [T][qsa_score_stride(pos0.bound,
+// T, R)], query t's complete blocks scored as qsa_select scores them when some query up to the bound can have more
+// than block_topk (nothing is launched otherwise, and the caller passes null scores on).
+inline int64_t qsa_score_stride(int64_t bound, int64_t T, int64_t R) { return (bound + T) / R; }
+void qsa_score(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+               int64_t R, int64_t block_topk, float* scores);
 // Pools the blocks a chunk of T tokens at pos0 completes: [pos0 / R, (pos0 + T) / R).
 void qsa_pool_chunk(Context& ctx, const float* index_keys, SeqPos pos0, int64_t T, int64_t R, int64_t D,
                     const bf16* k_norm, const RopeParams& rope, float eps, float* block_keys);

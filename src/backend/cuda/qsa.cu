@@ -2,7 +2,6 @@
 // block scores, top-k block selection with the CPU's tie behaviour, and the expansion into position lists that
 // attention() reads.
 #include "backend/cuda/qsa.cuh"
-#include "backend/cuda/topk.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -110,18 +109,6 @@ __global__ void __launch_bounds__(kScoreThreads)
 
 // One block per query: top-k blocks (or all positions when every block fits the budget), sorted ascending,
 // expanded to positions, then the incomplete tail block.
-// Up to this many pooled blocks the ranking by counting is cheaper than the radix search's four passes (n^2 / 256
-// compares a thread: 256 at n = 256, about the radix passes' cost; by that estimate, not measured). On the H200,
-// one call, 8 layers: after a 32768-token prompt (512 blocks) the radix search against the ranking 834.4 against
-// 828.4 tok/s, after 4096 (64 blocks) 838.4 against 843.2: both within the spread of the rounds.
-constexpr int64_t kSelectSetMinN = 256;
-
-// Shared memory of a selection among up to n pooled blocks: block_topk_set's, or the ranking's or the sort's.
-__host__ __device__ inline size_t select_topk_bytes(int64_t n) {
-  const size_t a = detail::topk_smem_bytes(n), b = detail::topk_set_smem_bytes(n);
-  return ((a > b ? a : b) + 3) / 4 * 4;
-}
-
 __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int64_t pos0, int64_t R, int64_t block_topk,
                               int64_t nb_max, detail::Item* replay, int32_t* sel, int32_t* count, int64_t stride,
                               bool radix) {
@@ -130,7 +117,7 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
   int* chosen = reinterpret_cast<int*>(smem);                  // [block_topk]
   int* sorted = chosen + block_topk;                           // [block_topk]
   void* topk_smem = sorted + block_topk;                       // 8 * block_topk bytes in: 8-byte aligned
-  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) + select_topk_bytes(nb_max));  // [nb_max]
+  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) + detail::select_topk_bytes(nb_max));  // [nb_max]
   const int64_t t = blockIdx.x;
   // The scores (when the call has them) are staged together with the position, not after it (two round trips
   // before the selection): the row has nb_max entries, those past this query's blocks are never ranked.
@@ -150,25 +137,7 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
   pdl.mark(1);  // trace builds: the position and the scores read
   const auto value = [vals](int i) { return vals[i]; };
   const int k = int(block_topk), r = int(R);
-  // Past kSelectSetMinN blocks the chosen set straight in ascending order; when equal scores straddle the k-th
-  // place (the CPU's choice is replayed), for fewer blocks, or with DS4_CUDA_SELECT_RADIX=0, the top-k by value and
-  // then its ascending order.
-  if (!radix || nb <= kSelectSetMinN || !detail::block_topk_set(value, int(nb), k, topk_smem, sorted)) {
-    if (nb <= detail::kTopkRankMaxN)
-      detail::block_topk_rank(value, int(nb), k, topk_smem, replay + t * nb_max, chosen);
-    else
-      detail::block_topk(value, int(nb), k, topk_smem, replay + t * nb_max, chosen);
-    // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
-    // 32-bit: positions are int32 lists (a 64-bit division per position was most of this tail).
-    for (int i = int(threadIdx.x); i < k; i += int(blockDim.x)) {
-      const int c = chosen[i];
-      int rank = 0;
-#pragma unroll 8
-      for (int j = 0; j < k; j++) rank += chosen[j] < c ? 1 : 0;
-      sorted[rank] = c;
-    }
-    __syncthreads();
-  }
+  detail::choose_blocks(value, int(nb), k, topk_smem, replay + t * nb_max, chosen, sorted, radix);
   pdl.mark(0);  // trace builds: the chosen blocks in ascending order
   const int64_t sel_n = block_topk * R;
   // A warp per chosen block, its lanes over the block's positions.
@@ -193,38 +162,48 @@ void pool_impl(Context& ctx, const float* index_keys, int64_t b0, const int64_t*
   DS4_CUDA_CHECK_LAUNCH();
 }
 
+// Scores [T][nb_max] of the complete blocks of each query (score_kernel), when some query can have more than
+// block_topk of them (the caller checks).
+void score_impl(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+                int64_t R, int64_t block_topk, int64_t nb_max, float* scores) {
+  detail::require_supported(nb_max <= 16384, "qsa_select: more than 16384 indexer blocks");
+  detail::require_supported(IH * D < (int64_t(1) << 24), "qsa_select: indexer heads x head dim too large");
+  // Pooled blocks per CUDA block: one thread per (head, pooled block), kScoreBlockThreads of them when IH
+  // allows (a block of 256 threads took 16 pooled blocks and read 16 x 16 x 128 keys from shared memory on one
+  // multiprocessor: 1.8 us of dots after a 4096-token prompt; 128 threads spread them over twice the blocks).
+  const int64_t nsb = detail::imax(1, kScoreBlockThreads / IH);
+  const size_t score_smem = size_t((IH + nsb) * score_row(int(D)) + IH * nsb) * sizeof(float);
+  detail::allow_smem(ctx, score_kernel, score_smem);
+  const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
+  const int threads = IH * nsb <= kScoreBlockThreads ? kScoreBlockThreads : kScoreThreads;
+  detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
+                 block_topk, nb_max, nsb, scores);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void require_select_shape(SeqPos pos0, int64_t T, int64_t IH, int64_t D, int64_t R, int64_t block_topk) {
+  detail::require(R > 0 && IH > 0 && D > 0 && block_topk > 0 && pos0.bound >= 0, "qsa_select: bad shape");
+  detail::require(T < 65536, "qsa_select: at most 65535 queries per call");
+}
+
 void select_impl(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
             int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
-  detail::require(R > 0 && IH > 0 && D > 0 && block_topk > 0 && pos0.bound >= 0, "qsa_select: bad shape");
+  require_select_shape(pos0, T, IH, D, R, block_topk);
   detail::require(stride >= qsa_list_stride(block_topk, R), "qsa_select: stride below qsa_list_stride");
   if (T <= 0) return;
-  detail::require(T < 65536, "qsa_select: at most 65535 queries per call");
-  const int64_t nb_max = (pos0.bound + T) / R;  // complete blocks seen by the last query (at most)
+  const int64_t nb_max = qsa_score_stride(pos0.bound, T, R);  // complete blocks seen by the last query (at most)
   ScratchScope scope(ctx.scratch());
   float* scores = nullptr;
   detail::Item* replay = nullptr;
   size_t select_smem = 0;
   if (nb_max > block_topk) {
-    detail::require_supported(nb_max <= 16384, "qsa_select: more than 16384 indexer blocks");
-    detail::require_supported(IH * D < (int64_t(1) << 24), "qsa_select: indexer heads x head dim too large");
     scores = ctx.scratch().take<float>(size_t(T * nb_max));
     replay = ctx.scratch().take<detail::Item>(size_t(T * nb_max));
-    // Pooled blocks per CUDA block: one thread per (head, pooled block), kScoreBlockThreads of them when IH
-    // allows (a block of 256 threads took 16 pooled blocks and read 16 x 16 x 128 keys from shared memory on one
-    // multiprocessor: 1.8 us of dots after a 4096-token prompt; 128 threads spread them over twice the blocks).
-    const int64_t nsb = detail::imax(1, kScoreBlockThreads / IH);
-    const size_t score_smem = size_t((IH + nsb) * score_row(int(D)) + IH * nsb) * sizeof(float);
-    detail::allow_smem(ctx, score_kernel, score_smem);
-    const dim3 grid(detail::blocks_for(nb_max, int(nsb)), unsigned(T));
-    const int threads = IH * nsb <= kScoreBlockThreads ? kScoreBlockThreads : kScoreThreads;
-    detail::launch(ctx, score_kernel, grid, threads, score_smem, q, block_keys, pos0.dev, pos0.bound, IH, D, R,
-                   block_topk, nb_max, nsb, scores);
-    DS4_CUDA_CHECK_LAUNCH();
-    select_smem = size_t(2 * block_topk) * sizeof(int) + select_topk_bytes(nb_max) + size_t(nb_max) * sizeof(float);
+    score_impl(ctx, q, block_keys, T, pos0, IH, D, R, block_topk, nb_max, scores);
+    select_smem = size_t(2 * block_topk) * sizeof(int) + detail::select_topk_bytes(nb_max) + size_t(nb_max) * sizeof(float);
     detail::allow_smem(ctx, select_kernel, select_smem);
   }
-  // DS4_CUDA_SELECT_RADIX=0 (measurement) ranks or sorts every selection.
-  static const bool radix = detail::switch_on("DS4_CUDA_SELECT_RADIX");
+  const bool radix = detail::select_radix();
   detail::launch(ctx, select_kernel, unsigned(T), 256, select_smem, scores, pos0.dev, pos0.bound, R, block_topk, nb_max,
                  replay, sel, count, stride, radix);
   DS4_CUDA_CHECK_LAUNCH();
@@ -256,6 +235,13 @@ void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T
 void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
                 int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride) {
   select_impl(ctx, q, block_keys, T, pos0, IH, D, R, block_topk, sel, count, stride);
+}
+
+void qsa_score(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,
+               int64_t R, int64_t block_topk, float* scores) {
+  require_select_shape(pos0, T, IH, D, R, block_topk);
+  const int64_t nb_max = qsa_score_stride(pos0.bound, T, R);
+  if (T > 0 && nb_max > block_topk) score_impl(ctx, q, block_keys, T, pos0, IH, D, R, block_topk, nb_max, scores);
 }
 
 }  // namespace ds4::cuda

@@ -1,8 +1,10 @@
-// The QSA indexer's device steps that qsa.cu's kernels and attn_prep.cu's decode block share (the pooling, the
-// list below the budget): one implementation of each, so that a token's results have the same bits whichever
-// kernel made them.
+// The QSA indexer's device steps that several kernels share (the pooling: qsa.cu and attn_prep.cu's decode block;
+// the list below the budget: the same two; the choice of the top blocks: qsa.cu's select_kernel and attention.cu's
+// decode kernel): one implementation of each, so that a token's results have the same bits whichever kernel made
+// them.
 #pragma once
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/topk.cuh"
 
 namespace ds4::cuda::detail {
 
@@ -49,6 +51,62 @@ __device__ inline void pool_block(const float* index_keys, const float* last, in
 __device__ inline void all_positions(int64_t p, int32_t* out, int32_t* count) {
   for (int64_t i = threadIdx.x; i <= p; i += blockDim.x) out[i] = int32_t(i);
   if (threadIdx.x == 0) *count = int32_t(p + 1);
+}
+
+// Up to this many pooled blocks the ranking by counting is cheaper than the radix search's four passes (n^2 / 256
+// compares a thread: 256 at n = 256, about the radix passes' cost; by that estimate, not measured). On the H200,
+// one call, 8 layers: after a 32768-token prompt (512 blocks) the radix search against the ranking 834.4 against
+// 828.4 tok/s, after 4096 (64 blocks) 838.4 against 843.2: both within the spread of the rounds.
+constexpr int64_t kSelectSetMinN = 256;
+
+// Shared memory of a selection among up to n pooled blocks: block_topk_set's, or the ranking's or the sort's.
+__host__ __device__ inline size_t select_topk_bytes(int64_t n) {
+  const size_t a = topk_smem_bytes(n), b = topk_set_smem_bytes(n);
+  return ((a > b ? a : b) + 3) / 4 * 4;
+}
+
+// DS4_CUDA_SELECT_RADIX=0 (measurement) ranks or sorts every selection (host side).
+inline bool select_radix() {
+  static const bool on = switch_on("DS4_CUDA_SELECT_RADIX");
+  return on;
+}
+
+// The top k of a query's nb complete blocks by value(i), i < nb (cpu::topk_indices' set, ties included), written in
+// ascending block order to sorted[0..k). chosen: [k] ints of shared memory; topk_smem: select_topk_bytes(nb) bytes
+// (8-byte aligned); replay: nb items (global or shared) for the CPU's replay when equal values straddle the k-th
+// place. Past kSelectSetMinN blocks (with radix) the set straight in ascending order; when equal scores straddle
+// the k-th place, for fewer blocks, or without radix (DS4_CUDA_SELECT_RADIX=0), the top k by value and then its
+// ascending order. All threads call it; k < nb; ends with a barrier (sorted may be shared memory read next).
+template <class Value>
+__device__ inline void choose_blocks(Value value, int nb, int k, void* topk_smem, Item* replay, int* chosen,
+                                     int* sorted, bool radix) {
+  if (radix && nb > kSelectSetMinN && block_topk_set(value, nb, k, topk_smem, sorted)) return;
+  if (nb <= kTopkRankMaxN)
+    block_topk_rank(value, nb, k, topk_smem, replay, chosen);
+  else
+    block_topk(value, nb, k, topk_smem, replay, chosen);
+  // Ascending block order: each chosen block's rank is the number of chosen blocks below it (all distinct).
+  for (int i = int(threadIdx.x); i < k; i += int(blockDim.x)) {
+    const int c = chosen[i];
+    int rank = 0;
+#pragma unroll 8
+    for (int j = 0; j < k; j++) rank += chosen[j] < c ? 1 : 0;
+    sorted[rank] = c;
+  }
+  __syncthreads();
+}
+
+// Position j of the key list of a query at p with nb = (p + 1) / R complete blocks, sorted[0..k) its chosen blocks
+// (ascending) when nb > k: the chosen blocks' positions, then the incomplete block's; every position when nb <= k
+// (select_kernel's lists, position by position). 32-bit: positions are int32.
+__device__ __forceinline__ int32_t listed_position(int j, int nb, int k, int R, const int* sorted) {
+  if (nb <= k) return j;
+  const int kr = k * R;
+  return j < kr ? sorted[j / R] * R + j % R : nb * R + (j - kr);
+}
+// The length of that list.
+__device__ __forceinline__ int32_t listed_count(int64_t p, int nb, int k, int R) {
+  return nb <= k ? int32_t(p + 1) : int32_t(int64_t(k) * R + p + 1 - int64_t(nb) * R);
 }
 
 }  // namespace ds4::cuda::detail

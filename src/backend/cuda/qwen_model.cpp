@@ -933,6 +933,21 @@ class CudaQwenModel : public Model {
     if (!fused)
       for (int d = 0; d < dup_count(kDupPool); d++)
         qsa_pool_chunk(ctx_, ls.index_keys.get(), sp, T, R, D, w.idx_k_norm.p(), rope_.params(), eps, ls.block_keys.get());
+    // Past the budget a decode step's attention kernel chooses the blocks itself from the scores (no select
+    // kernel, no list through memory; the same keys in the same order) unless DS4_CUDA_SELECT_IN_ATTENTION=0, a
+    // dup switch, or more blocks than its scratch holds.
+    static const bool in_attention = detail::switch_on("DS4_CUDA_SELECT_IN_ATTENTION");
+    const int64_t nb_max = qsa_score_stride(sp.bound, T, R);
+    if (done != QsaFused::Listed && T == 1 && in_attention && dup_count(kDupSelect) == 1 &&
+        nb_max <= kQsaInKernelMaxBlocks) {
+      float* scores = nb_max > topk ? take<float>(T * nb_max) : nullptr;
+      {
+        auto p2 = prof("attn.qsa select");
+        qsa_score(ctx_, qi, ls.block_keys.get(), T, sp, IH, D, R, topk, scores);
+      }
+      attend(w, ls.keys.get(), ls.values.get(), p, T, KeySelection::blocks(scores, nb_max, sp, R, topk), out);
+      return;
+    }
     if (done != QsaFused::Listed) {
       auto p2 = prof("attn.qsa select");
       for (int d = 0; d < dup_count(kDupSelect); d++)
