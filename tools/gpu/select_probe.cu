@@ -67,28 +67,7 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
       if ((o & pmask) == prefix) atomicAdd(&hist[(o >> shift) & bmask], 1);
     }
     __syncthreads();
-    if (warp == 0) {
-      int c[8], sum = 0;
-#pragma unroll
-      for (int q = 0; q < 8; q++) sum += (c[q] = hist[255 - 8 * lane - q]);
-      int incl = sum;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-      }
-      int above = incl - sum;
-      if (above < remaining && remaining <= incl) {
-#pragma unroll
-        for (int q = 0; q < 8; q++) {
-          if (above + c[q] >= remaining) {
-            sh[0] = 255 - 8 * lane - q, sh[1] = above, sh[2] = c[q];
-            break;
-          }
-          above += c[q];
-        }
-      }
-    }
+    if (warp == 0) d::radix_find_bin(hist, remaining, sh);
     __syncthreads();
     remaining -= sh[1];
     prefix |= uint32_t(sh[0]) << shift;
@@ -100,22 +79,7 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
     __syncthreads();
     return false;
   }
-  const int per = (n + nt - 1) / nt, i0 = min(n, tid * per), i1 = min(n, i0 + per);
-  int mine = 0;
-  for (int i = i0; i < i1; i++) mine += (ob[i] & pmask) >= prefix ? 1 : 0;
-  int incl = mine;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += y;
-  }
-  if (lane == 31) sh[8 + warp] = incl;
-  __syncthreads();
-  int pos = incl - mine;
-  for (int w = 0; w < warp; w++) pos += sh[8 + w];
-  for (int i = i0; i < i1; i++)
-    if ((ob[i] & pmask) >= prefix) out[pos++] = i;
-  __syncthreads();
+  d::write_chosen_in_order(ob, n, pmask, prefix, out, sh);
   return true;
 }
 

@@ -46,6 +46,18 @@ struct Args {
   float scale;
 };
 
+// The in-kernel selection's scratch, in the decode kernel's ring before any key is requested (byte offsets): chosen
+// [topk] ints, the selection's shared memory (select_topk_bytes, 16-byte aligned), the staged scores [score_stride]
+// and the replay's items [score_stride].
+struct SelectionLayout {
+  size_t chosen = 0, topk, vals, replay, bytes;
+  __host__ __device__ SelectionLayout(int64_t score_stride, int64_t k)
+      : topk(size_t(k * 4 + 15) / 16 * 16),
+        vals(topk + detail::select_topk_bytes(score_stride)),
+        replay(vals + size_t((score_stride + 1) / 2 * 2) * sizeof(float)),
+        bytes(replay + size_t(score_stride) * sizeof(detail::Item)) {}
+};
+
 // A decode block's own QSA selection (KeySelection::blocks): query t at p = causal_pos0 (or *causal_pos0_dev) + t
 // chooses its top `topk` complete blocks from scores[t * score_stride + b] with select_kernel's code (qsa.cuh), in
 // the ring's bytes before any key is requested; the chosen blocks stay at sorted_at bytes into the dynamic shared
@@ -556,12 +568,11 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, 
   if constexpr (kBlocks) {
     // The scores are staged together with the position (one round trip; the row has score_stride entries, those
     // past this query's blocks are never ranked), into the ring's bytes, which no key has been requested into yet.
-    unsigned char* scratch = decode_smem;
-    int* chosen = reinterpret_cast<int*>(scratch);                                   // [topk]
-    void* topk_smem = scratch + (size_t(bs.topk) * 4 + 15) / 16 * 16;                // 16-byte aligned
-    float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) +
-                                           detail::select_topk_bytes(bs.score_stride));  // [score_stride]
-    detail::Item* replay = reinterpret_cast<detail::Item*>(vals + (bs.score_stride + 1) / 2 * 2);  // [score_stride]
+    const SelectionLayout at(bs.score_stride, bs.topk);
+    int* chosen = reinterpret_cast<int*>(decode_smem + at.chosen);
+    void* topk_smem = decode_smem + at.topk;
+    float* vals = reinterpret_cast<float*>(decode_smem + at.vals);
+    detail::Item* replay = reinterpret_cast<detail::Item*>(decode_smem + at.replay);
     if (bs.scores)
       for (int64_t i = tid; i < bs.score_stride; i += kThreads) vals[i] = bs.scores[t * bs.score_stride + i];
     const int64_t p = (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t;
@@ -816,13 +827,6 @@ bool mma_enabled() {
   return on;
 }
 
-// The in-kernel selection's scratch (attn_decode_kernel<..., true>'s layout): chosen [topk] ints, the ranking's
-// shared memory, the staged scores and the replay's items, in the ring's bytes.
-size_t in_kernel_selection_bytes(int64_t score_stride, int64_t topk) {
-  return size_t(topk * 4 + 15) / 16 * 16 + detail::select_topk_bytes(score_stride) +
-         size_t((score_stride + 1) / 2 * 2) * sizeof(float) + size_t(score_stride) * sizeof(detail::Item);
-}
-
 template <int HD, class KV>
 void launch(Context& ctx, const float* q, const KV* keys, const KV* values, AttnShape s, int64_t T,
             const KeySelection& sel, float scale, const float* gate, float* out) {
@@ -868,7 +872,7 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
       if (blocks) {
         bs = BlockSel{sel.block_scores, sel.score_stride, int(sel.block_ratio), int(sel.block_topk), 0,
                       detail::select_radix()};
-        bs.sorted_at = std::max(smem, in_kernel_selection_bytes(sel.score_stride, sel.block_topk));
+        bs.sorted_at = std::max(smem, SelectionLayout(sel.score_stride, sel.block_topk).bytes);
         smem = bs.sorted_at + size_t(sel.block_topk) * sizeof(int);
       }
       const bool fast = fast_exp_enabled();
@@ -901,7 +905,7 @@ void dispatch(Context& ctx, const float* q, const KV* keys, const KV* values, At
   detail::require(sel.max_keys > 0, "attention: max_keys must be positive");
   detail::require(sel.block_ratio == 0 || (sel.positions == nullptr && sel.block_topk > 0 &&
                                            sel.score_stride <= kQsaInKernelMaxBlocks &&
-                                           sel.max_keys == (sel.block_topk + 1) * sel.block_ratio),
+                                           sel.max_keys == qsa_list_stride(sel.block_topk, sel.block_ratio)),
                   "attention: bad in-kernel block selection");
   detail::require(sel.positions == nullptr || (sel.count && sel.stride >= sel.max_keys),
                   "attention: position lists need counts and a stride >= max_keys");

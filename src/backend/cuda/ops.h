@@ -284,6 +284,9 @@ void gdn_recurrent_fused(Context& ctx, const float* conv_out, const GdnGates& ga
 // (query head h reads KV head h / (heads / kv_heads)), optionally times sigmoid(gate).
 // ---------------------------------------------------------------------------------------------------------
 
+// The most positions a QSA selection lists for one query: block_topk blocks of R, then the incomplete block.
+inline int64_t qsa_list_stride(int64_t block_topk, int64_t R) { return (block_topk + 1) * R; }
+
 // Which cached positions each query t of a chunk reads.
 struct KeySelection {
   // Lists: query t reads positions[t * stride + i] for i < count[t], ascending, each < the cache length.
@@ -313,7 +316,7 @@ struct KeySelection {
   const float* block_scores = nullptr;
   int64_t score_stride = 0, block_ratio = 0, block_topk = 0;
   static KeySelection blocks(const float* scores, int64_t score_stride, SeqPos pos0, int64_t R, int64_t block_topk) {
-    KeySelection s{nullptr, nullptr, 0, pos0.bound, (block_topk + 1) * R, pos0.dev};
+    KeySelection s{nullptr, nullptr, 0, pos0.bound, qsa_list_stride(block_topk, R), pos0.dev};
     s.block_scores = scores, s.score_stride = score_stride, s.block_ratio = R, s.block_topk = block_topk;
     return s;
   }
@@ -362,7 +365,6 @@ void qsa_pool_blocks(Context& ctx, const float* index_keys, int64_t b0, int64_t 
 // sum_h relu(q_h · block_key) / sqrt(D) (ascending) expanded to their R positions, then the tail nb*R .. p.
 // sel [T][stride] with stride >= qsa_list_stride(block_topk, R); count [T]. Feed both to
 // KeySelection::lists.
-inline int64_t qsa_list_stride(int64_t block_topk, int64_t R) { return (block_topk + 1) * R; }
 void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, int64_t pos0, int64_t IH, int64_t D,
                 int64_t R, int64_t block_topk, int32_t* sel, int32_t* count, int64_t stride);
 void qsa_select(Context& ctx, const float* q, const float* block_keys, int64_t T, SeqPos pos0, int64_t IH, int64_t D,

@@ -147,7 +147,7 @@ __global__ void select_kernel(const float* scores, const int64_t* pos0_dev, int6
     for (int o = lane; o < r; o += 32) out[b * r + o] = base + o;
   }
   for (int64_t i = nb * R + threadIdx.x; i <= p; i += blockDim.x) out[sel_n + i - nb * R] = int32_t(i);
-  if (threadIdx.x == 0) count[t] = int32_t(sel_n + p + 1 - nb * R);
+  if (threadIdx.x == 0) count[t] = detail::listed_count(p, int(nb), k, r);
 }
 
 void pool_impl(Context& ctx, const float* index_keys, int64_t b0, const int64_t* pos_dev, int64_t T, unsigned blocks,

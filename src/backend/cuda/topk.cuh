@@ -342,68 +342,43 @@ constexpr int kRadixBins = 256;
 // Shared memory of block_topk_set for rows of up to n values.
 __host__ __device__ inline size_t topk_set_smem_bytes(int64_t n) { return size_t(n) * 4 + size_t(kRadixBins + 40) * 4; }
 
-// All threads of the block call it; blockDim.x a multiple of 32, at most 1024. value(i) gives element i < n;
-// 1 <= k <= n; smem: topk_set_smem_bytes(n) bytes (4-byte aligned). Returns true (in every thread) with out[0..k) =
-// the indices of the top k (block_topk's set) in ascending order, or false, out untouched, when the k-th and
-// (k+1)-th keys carry the same value: the CPU's choice among equal values must then be replayed (block_topk and
-// block_topk_rank do). Ends with a barrier either way.
-template <class Value>
-__device__ bool block_topk_set(Value value, int n, int k, void* smem, int* out) {
-  auto* ob = static_cast<uint32_t*>(smem);          // [n] the value bits (order_bits)
-  int* hist = reinterpret_cast<int*>(ob + n);       // [kRadixBins]
-  int* sh = hist + kRadixBins;                      // [0] the bin, [1] the count above it, [8 + w] warp sums
+// One radix pass's bin holding the remaining-th element from the top, found by one warp (all 32 lanes call it):
+// lane l holds bins 255 - 8 l down to 248 - 8 l, counted from the top bin down. sh[0] = the bin, sh[1] = the elements
+// in the bins above it, sh[2] = the bin's own count.
+__device__ __forceinline__ void radix_find_bin(const int* hist, int remaining, int* sh) {
+  const int lane = int(threadIdx.x & 31);
+  int c[8], sum = 0;
+#pragma unroll
+  for (int q = 0; q < 8; q++) sum += (c[q] = hist[255 - 8 * lane - q]);
+  int incl = sum;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  int above = incl - sum;
+  if (above < remaining && remaining <= incl) {
+#pragma unroll
+    for (int q = 0; q < 8; q++) {
+      if (above + c[q] >= remaining) {
+        sh[0] = 255 - 8 * lane - q;
+        sh[1] = above;
+        sh[2] = c[q];
+        break;
+      }
+      above += c[q];
+    }
+  }
+}
+
+// Writes every i < n with (ob[i] & mask) >= prefix to out, in index order: contiguous ranges per thread, their
+// counts scanned over the block (sh[8 + w]: the warps' sums). All threads call it; ends with a barrier.
+__device__ inline void write_chosen_in_order(const uint32_t* ob, int n, uint32_t mask, uint32_t prefix, int* out,
+                                             int* sh) {
   const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5;
-  for (int i = tid; i < n; i += nt) ob[i] = order_bits(value(i));
-  uint32_t prefix = 0, pmask = 0;
-  int remaining = k;  // elements still to choose among those whose bits match prefix under pmask
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    for (int b = tid; b < kRadixBins; b += nt) hist[b] = 0;
-    __syncthreads();  // the bits (first pass); every thread has read the previous pass's bin
-    for (int i = tid; i < n; i += nt) {
-      const uint32_t o = ob[i];
-      if ((o & pmask) == prefix) atomicAdd(&hist[(o >> shift) & 255u], 1);
-    }
-    __syncthreads();
-    if (warp == 0) {
-      // Lane l holds bins 255 - 8 l down to 248 - 8 l; counts from the top bin down.
-      int c[8], sum = 0;
-#pragma unroll
-      for (int q = 0; q < 8; q++) sum += (c[q] = hist[255 - 8 * lane - q]);
-      int incl = sum;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-      }
-      int above = incl - sum;
-      if (above < remaining && remaining <= incl) {
-#pragma unroll
-        for (int q = 0; q < 8; q++) {
-          if (above + c[q] >= remaining) {
-            sh[0] = 255 - 8 * lane - q;
-            sh[1] = above;
-            break;
-          }
-          above += c[q];
-        }
-      }
-    }
-    __syncthreads();
-    remaining -= sh[1];
-    prefix |= uint32_t(sh[0]) << shift;
-    pmask |= 255u << shift;
-  }
-  // prefix: the k-th key's value bits; remaining (>= 1) of the hist[bin] elements with exactly those bits are
-  // chosen. Fewer than all of them is the straddle (block-uniform: every thread read the same counts).
-  if (hist[prefix & 255u] > remaining) {
-    __syncthreads();
-    return false;
-  }
-  // Every element at or above prefix is chosen (k of them), written in index order: contiguous ranges per thread,
-  // their counts scanned over the block.
   const int per = (n + nt - 1) / nt, i0 = min(n, tid * per), i1 = min(n, i0 + per);
   int mine = 0;
-  for (int i = i0; i < i1; i++) mine += ob[i] >= prefix ? 1 : 0;
+  for (int i = i0; i < i1; i++) mine += (ob[i] & mask) >= prefix ? 1 : 0;
   int incl = mine;
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -415,8 +390,46 @@ __device__ bool block_topk_set(Value value, int n, int k, void* smem, int* out) 
   int pos = incl - mine;
   for (int w = 0; w < warp; w++) pos += sh[8 + w];
   for (int i = i0; i < i1; i++)
-    if (ob[i] >= prefix) out[pos++] = i;
+    if ((ob[i] & mask) >= prefix) out[pos++] = i;
   __syncthreads();
+}
+
+// All threads of the block call it; blockDim.x a multiple of 32, at most 1024. value(i) gives element i < n;
+// 1 <= k <= n; smem: topk_set_smem_bytes(n) bytes (4-byte aligned). Returns true (in every thread) with out[0..k) =
+// the indices of the top k (block_topk's set) in ascending order, or false, out untouched, when the k-th and
+// (k+1)-th keys carry the same value: the CPU's choice among equal values must then be replayed (block_topk and
+// block_topk_rank do). Ends with a barrier either way.
+template <class Value>
+__device__ bool block_topk_set(Value value, int n, int k, void* smem, int* out) {
+  auto* ob = static_cast<uint32_t*>(smem);          // [n] the value bits (order_bits)
+  int* hist = reinterpret_cast<int*>(ob + n);       // [kRadixBins]
+  int* sh = hist + kRadixBins;                      // radix_find_bin's [0..2], [8 + w] warp sums
+  const int tid = int(threadIdx.x), nt = int(blockDim.x), warp = tid >> 5;
+  for (int i = tid; i < n; i += nt) ob[i] = order_bits(value(i));
+  uint32_t prefix = 0, pmask = 0;
+  int remaining = k;  // elements still to choose among those whose bits match prefix under pmask
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int b = tid; b < kRadixBins; b += nt) hist[b] = 0;
+    __syncthreads();  // the bits (first pass); every thread has read the previous pass's bin
+    for (int i = tid; i < n; i += nt) {
+      const uint32_t o = ob[i];
+      if ((o & pmask) == prefix) atomicAdd(&hist[(o >> shift) & 255u], 1);
+    }
+    __syncthreads();
+    if (warp == 0) radix_find_bin(hist, remaining, sh);
+    __syncthreads();
+    remaining -= sh[1];
+    prefix |= uint32_t(sh[0]) << shift;
+    pmask |= 255u << shift;
+  }
+  // prefix: the k-th key's value bits; remaining (>= 1) of the hist[bin] elements with exactly those bits are
+  // chosen. Fewer than all of them is the straddle (block-uniform: every thread read the same counts).
+  if (hist[prefix & 255u] > remaining) {
+    __syncthreads();
+    return false;
+  }
+  // Every element at or above prefix is chosen (k of them).
+  write_chosen_in_order(ob, n, 0xffffffffu, prefix, out, sh);
   return true;
 }
 
