@@ -117,6 +117,12 @@ TEST(CudaQsa, TiedScoresSelectLikeTheCpu) {
   check_tied_selection(4, 4, 1000, 30);   // about 256 blocks: crosses the CPU's partial_sort / nth_element switch
   check_tied_selection(64, 32, 3000, 5);  // the real ratio and budget
   check_tied_selection(8, 4, 10, 40);     // queries on both sides of "every block fits the budget"
+  // Every score equal (all relu zeros; then all the same positive level): no bit differs anywhere in the row, on
+  // both sides of the radix set's threshold.
+  for (const float level : {0.0f, 3.0f}) {
+    check_selection(64, 32, 3000, 2, [level](int64_t) { return level; });  // 46 blocks
+    check_selection(4, 32, 1100, 2, [level](int64_t) { return level; });   // 275 blocks
+  }
 }
 
 // Selections without a tie at the k-th place (the set found by its value bits, no replay): distinct levels over

@@ -1,6 +1,5 @@
 // How long does the decode kernel's own QSA selection take (qsa.cuh's choose_blocks in attn_decode_kernel's
-// kBlocks form), and would a radix search over a narrower window do better? Session 24's trace put the keys' request
-// 2.5 us later after a 32768-token prompt (512 pooled blocks: the radix set) than after 4096 (64: the ranking).
+// kBlocks form), and how fast are the candidates that session 25 tried in its place?
 //
 // A grid like the decode kernel's (264 blocks of 256 threads, 2 a multiprocessor: 64 KB of shared memory each)
 // stages one score row of n values from global memory, then runs a selection of the top 32; each block's clock64()
@@ -10,8 +9,15 @@
 //   window   a radix search that starts at the highest bit where the row's largest and smallest order bits
 //            differ (the bits above are common to every value: the full search's first pass put the whole row
 //            into one or two bins) and stops as soon as the bin holding the k-th value is taken whole
+//   dset     the same search over d = o - lo (the first pass bins the top 8 bits of the row's range, not of its
+//            exponents), one histogram a pass zeroed up front and every warp finding the bin itself: one barrier a
+//            pass instead of three
+//   warp     up to 64 values: warp 0 ranks its lanes' two keys against every key by shuffles and writes the set
+//            from its ballots (no shared memory, one barrier to publish)
 // Every variant's chosen blocks are compared with the CPU's (value descending, then index ascending; the rows here
 // have no ties at the k-th place) and with each other. Prints the median and 90th-percentile block span in us.
+// Session 25 (bench/RESULTS.md): dset and warp were faster here (512 values 2.5 us against radix's 3.9, 64 values
+// 0.7 against rank's 1.2-1.3) but not in the model's decode step, inline or out of line.
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90a -std=c++17 -Isrc tools/gpu/select_probe.cu -o /tmp/sp && /tmp/sp
 #include <cuda_runtime.h>
 
@@ -83,6 +89,135 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
   return true;
 }
 
+// The bin holding the remaining-th element from the top of a 256-bin histogram, found by a whole warp and returned
+// in every lane (dset: each warp finds it for itself, so no barrier publishes it).
+struct Bin {
+  int bin, above, count;
+};
+__device__ __forceinline__ Bin warp_find_bin(const int* hist, int remaining) {
+  const int lane = int(threadIdx.x & 31);
+  int c[8], sum = 0;
+#pragma unroll
+  for (int q = 0; q < 8; q++) sum += (c[q] = hist[255 - 8 * lane - q]);
+  int incl = sum;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  const int before = incl - sum;
+  const unsigned hit = __ballot_sync(0xffffffffu, before < remaining && remaining <= incl);
+  const int src = hit ? __ffs(int(hit)) - 1 : 0;
+  Bin r{0, 0, 0};
+  if (lane == src) {
+    int above = before;
+    for (int q = 0; q < 8; q++) {
+      if (above + c[q] >= remaining) {
+        r = Bin{255 - 8 * lane - q, above, c[q]};
+        break;
+      }
+      above += c[q];
+    }
+  }
+  return Bin{__shfl_sync(0xffffffffu, r.bin, src), __shfl_sync(0xffffffffu, r.above, src),
+             __shfl_sync(0xffffffffu, r.count, src)};
+}
+
+// dset: smem holds 4 histograms of 256, 128 slots, then the n value bits. False on a straddle.
+template <class Value>
+__device__ bool dset_topk_set(Value value, int n, int k, void* smem, int* out) {
+  int* hist = static_cast<int*>(smem);
+  int* sh = hist + 4 * 256;  // [8, 40) warp counts, [64, 96) / [96, 128) warp maxima / minima
+  auto* ob = reinterpret_cast<uint32_t*>(sh + 128);
+  const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nw = nt >> 5;
+  for (int b = tid; b < 4 * 256; b += nt) hist[b] = 0;
+  uint32_t hi = 0, lo = 0xffffffffu;
+  for (int i = tid; i < n; i += nt) {
+    const uint32_t o = d::order_bits(value(i));
+    ob[i] = o;
+    hi = max(hi, o), lo = min(lo, o);
+  }
+  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+  if (lane == 0) sh[64 + warp] = int(hi), sh[96 + warp] = int(lo);
+  __syncthreads();
+  for (int w = 0; w < nw; w++) hi = max(hi, uint32_t(sh[64 + w])), lo = min(lo, uint32_t(sh[96 + w]));
+  const int bits = 32 - __clz(int(hi - lo));
+  uint32_t pmask = bits == 32 ? 0u : ~0u << bits, prefix = 0;
+  int remaining = k;
+  bool whole = false;
+  for (int shift = bits, pass = 0; shift > 0; pass++) {
+    const int low = max(shift - 8, 0);
+    const uint32_t bmask = (1u << (shift - low)) - 1u;
+    int* h = hist + pass * 256;
+    for (int i = tid; i < n; i += nt) {
+      const uint32_t dv = ob[i] - lo;
+      if ((dv & pmask) == prefix) atomicAdd(&h[(dv >> low) & bmask], 1);
+    }
+    __syncthreads();
+    const Bin r = warp_find_bin(h, remaining);
+    remaining -= r.above;
+    prefix |= uint32_t(r.bin) << low;
+    pmask |= bmask << low;
+    shift = low;
+    if (r.count == remaining) {
+      whole = true;
+      break;
+    }
+  }
+  if (!whole) {
+    __syncthreads();
+    return false;
+  }
+  // In index order: contiguous ranges a thread, counts scanned over the block.
+  const int per = (n + nt - 1) / nt, i0 = min(n, tid * per), i1 = min(n, i0 + per);
+  int mine = 0;
+  for (int i = i0; i < i1; i++) mine += ((ob[i] - lo) & pmask) >= prefix ? 1 : 0;
+  int incl = mine;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  if (lane == 31) sh[8 + warp] = incl;
+  __syncthreads();
+  int pos = incl - mine;
+  for (int w = 0; w < warp; w++) pos += sh[8 + w];
+  for (int i = i0; i < i1; i++)
+    if (((ob[i] - lo) & pmask) >= prefix) out[pos++] = i;
+  __syncthreads();
+  return true;
+}
+
+// warp: one warp, n <= 64. False on a straddle.
+template <class Value>
+__device__ bool warp_topk_set(Value value, int n, int k, int* out) {
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long key[2];
+  int rank[2] = {0, 0};
+  for (int u = 0; u < 2; u++) key[u] = lane + 32 * u < n ? d::topk_key(value(lane + 32 * u), lane + 32 * u) : 0ull;
+#pragma unroll
+  for (int u = 0; u < 2; u++)
+    for (int j = 0; j < 32; j++) {
+      const unsigned long long kj = __shfl_sync(0xffffffffu, key[u], j);  // 0 past n: above no real key
+#pragma unroll
+      for (int v = 0; v < 2; v++) rank[v] += kj > key[v] ? 1 : 0;
+    }
+  unsigned kth = 0, next = 0;
+  for (int u = 0; u < 2; u++) {
+    const bool real = lane + 32 * u < n;
+    if (real && rank[u] == k - 1) kth = unsigned(key[u] >> 32);
+    if (real && rank[u] == k) next = unsigned(key[u] >> 32);
+  }
+  if (__reduce_max_sync(0xffffffffu, kth) == __reduce_max_sync(0xffffffffu, next)) return false;
+  int before = 0;
+  for (int u = 0; u < 2; u++) {
+    const bool chosen = lane + 32 * u < n && rank[u] < k;
+    const unsigned b = __ballot_sync(0xffffffffu, chosen);
+    if (chosen) out[before + __popc(b & ((1u << lane) - 1u))] = lane + 32 * u;
+    before += __popc(b);
+  }
+  return true;
+}
+
 template <int kVariant>
 __global__ void __launch_bounds__(kThreads, 2) probe(const float* scores, int n, int* out, long long* span) {
   extern __shared__ __align__(16) unsigned char sm[];
@@ -98,6 +233,16 @@ __global__ void __launch_bounds__(kThreads, 2) probe(const float* scores, int n,
   if constexpr (kVariant == 2) {
     if (!window_topk_set(value, n, kK, topk_smem, sorted))
       d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
+  } else if constexpr (kVariant == 3) {
+    if (!dset_topk_set(value, n, kK, topk_smem, sorted))
+      d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
+  } else if constexpr (kVariant == 4) {
+    if (threadIdx.x < 32) {
+      const bool ok = warp_topk_set(value, n, kK, sorted);
+      if (threadIdx.x == 0) chosen[0] = ok;
+    }
+    __syncthreads();
+    if (!chosen[0]) d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
   } else {
     d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, kVariant == 0);
   }
@@ -115,13 +260,13 @@ int main() {
   CK(cudaMalloc(&dscores, kMaxN * sizeof(float)));
   CK(cudaMalloc(&dout, kBlocks * kK * sizeof(int)));
   CK(cudaMalloc(&dspan, kBlocks * sizeof(long long)));
-  void (*kernels[3])(const float*, int, int*, long long*) = {probe<0>, probe<1>, probe<2>};
-  const char* names[3] = {"radix", "rank", "window"};
+  void (*kernels[5])(const float*, int, int*, long long*) = {probe<0>, probe<1>, probe<2>, probe<3>, probe<4>};
+  const char* names[5] = {"radix", "rank", "window", "dset", "warp"};
   for (auto k : kernels) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
   std::mt19937 rng(7);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::printf("| pooled blocks | variant | median us | p90 us | same blocks as the CPU |\n|---:|---|---:|---:|---|\n");
-  for (int n : {64, 128, 256, 512, 1024}) {
+  for (int n : {48, 64, 128, 256, 512, 1024}) {
     // Scores like the indexer's: sums of 16 heads' relu'd dots, / sqrt(128).
     std::vector<float> s(static_cast<size_t>(n));
     for (auto& v : s) {
@@ -135,7 +280,8 @@ int main() {
     std::vector<int> want(idx.begin(), idx.begin() + kK);
     std::sort(want.begin(), want.end());
     CK(cudaMemcpy(dscores, s.data(), size_t(n) * sizeof(float), cudaMemcpyHostToDevice));
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 5; v++) {
+      if (v == 4 && n > 64) continue;  // warp: two keys a lane
       std::vector<double> us;
       bool same = true;
       for (int rep = 0; rep < 20; rep++) {
