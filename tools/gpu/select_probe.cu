@@ -36,6 +36,19 @@ namespace d = ds4::cuda::detail;
 constexpr int kThreads = 256, kK = 32, kMaxN = 1024, kBlocks = 264;
 constexpr size_t kSmem = 64 * 1024;  // the decode kernel's ring at head dim 256: two blocks a multiprocessor
 
+// The order bits of the row into ob (thread tid takes elements tid, tid + blockDim.x, ...), and in every lane the
+// largest and smallest of its warp's.
+template <class Value>
+__device__ void stage_bits(Value value, int n, uint32_t* ob, uint32_t& hi, uint32_t& lo) {
+  hi = 0, lo = 0xffffffffu;
+  for (int i = int(threadIdx.x); i < n; i += int(blockDim.x)) {
+    const uint32_t o = d::order_bits(value(i));
+    ob[i] = o;
+    hi = max(hi, o), lo = min(lo, o);
+  }
+  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+}
+
 // The window variant's set in ascending index order, or false on a straddle (as block_topk_set).
 template <class Value>
 __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out) {
@@ -43,13 +56,8 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
   int* hist = reinterpret_cast<int*>(ob + n);  // [256]
   int* sh = hist + 256;                        // [0] bin, [1] count above, [2] bin count, [4..5] max/min, [8 + w]
   const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5;
-  uint32_t hi = 0, lo = 0xffffffffu;
-  for (int i = tid; i < n; i += nt) {
-    const uint32_t o = d::order_bits(value(i));
-    ob[i] = o;
-    hi = max(hi, o), lo = min(lo, o);
-  }
-  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+  uint32_t hi, lo;
+  stage_bits(value, n, ob, hi, lo);
   if (tid < 2) sh[4 + tid] = tid == 0 ? 0 : -1;
   __syncthreads();
   if (lane == 0) atomicMax(reinterpret_cast<unsigned*>(&sh[4]), hi), atomicMin(reinterpret_cast<unsigned*>(&sh[5]), lo);
@@ -89,55 +97,17 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
   return true;
 }
 
-// The bin holding the remaining-th element from the top of a 256-bin histogram, found by a whole warp and returned
-// in every lane (dset: each warp finds it for itself, so no barrier publishes it).
-struct Bin {
-  int bin, above, count;
-};
-__device__ __forceinline__ Bin warp_find_bin(const int* hist, int remaining) {
-  const int lane = int(threadIdx.x & 31);
-  int c[8], sum = 0;
-#pragma unroll
-  for (int q = 0; q < 8; q++) sum += (c[q] = hist[255 - 8 * lane - q]);
-  int incl = sum;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += y;
-  }
-  const int before = incl - sum;
-  const unsigned hit = __ballot_sync(0xffffffffu, before < remaining && remaining <= incl);
-  const int src = hit ? __ffs(int(hit)) - 1 : 0;
-  Bin r{0, 0, 0};
-  if (lane == src) {
-    int above = before;
-    for (int q = 0; q < 8; q++) {
-      if (above + c[q] >= remaining) {
-        r = Bin{255 - 8 * lane - q, above, c[q]};
-        break;
-      }
-      above += c[q];
-    }
-  }
-  return Bin{__shfl_sync(0xffffffffu, r.bin, src), __shfl_sync(0xffffffffu, r.above, src),
-             __shfl_sync(0xffffffffu, r.count, src)};
-}
-
-// dset: smem holds 4 histograms of 256, 128 slots, then the n value bits. False on a straddle.
+// dset: smem holds 4 histograms of 256, 128 slots, then the n value bits. False on a straddle. Every warp finds
+// each pass's bin itself (topk.cuh's radix_find_bin into its own slots), so no barrier publishes it.
 template <class Value>
 __device__ bool dset_topk_set(Value value, int n, int k, void* smem, int* out) {
   int* hist = static_cast<int*>(smem);
-  int* sh = hist + 4 * 256;  // [8, 40) warp counts, [64, 96) / [96, 128) warp maxima / minima
+  int* sh = hist + 4 * 256;  // [8, 40) warp counts, [40, 64) each warp's bin (8 warps), [64, 96) / [96, 128) extremes
   auto* ob = reinterpret_cast<uint32_t*>(sh + 128);
   const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nw = nt >> 5;
   for (int b = tid; b < 4 * 256; b += nt) hist[b] = 0;
-  uint32_t hi = 0, lo = 0xffffffffu;
-  for (int i = tid; i < n; i += nt) {
-    const uint32_t o = d::order_bits(value(i));
-    ob[i] = o;
-    hi = max(hi, o), lo = min(lo, o);
-  }
-  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+  uint32_t hi, lo;
+  stage_bits(value, n, ob, hi, lo);
   if (lane == 0) sh[64 + warp] = int(hi), sh[96 + warp] = int(lo);
   __syncthreads();
   for (int w = 0; w < nw; w++) hi = max(hi, uint32_t(sh[64 + w])), lo = min(lo, uint32_t(sh[96 + w]));
@@ -150,16 +120,19 @@ __device__ bool dset_topk_set(Value value, int n, int k, void* smem, int* out) {
     const uint32_t bmask = (1u << (shift - low)) - 1u;
     int* h = hist + pass * 256;
     for (int i = tid; i < n; i += nt) {
-      const uint32_t dv = ob[i] - lo;
+      const uint32_t dv = pass == 0 ? ob[i] - lo : ob[i];
+      if (pass == 0) ob[i] = dv;  // d from here on (each thread its own elements until the pass's barrier)
       if ((dv & pmask) == prefix) atomicAdd(&h[(dv >> low) & bmask], 1);
     }
     __syncthreads();
-    const Bin r = warp_find_bin(h, remaining);
-    remaining -= r.above;
-    prefix |= uint32_t(r.bin) << low;
+    int* wb = sh + 40 + 3 * warp;
+    d::radix_find_bin(h, remaining, wb);
+    __syncwarp();
+    remaining -= wb[1];
+    prefix |= uint32_t(wb[0]) << low;
     pmask |= bmask << low;
     shift = low;
-    if (r.count == remaining) {
+    if (wb[2] == remaining) {
       whole = true;
       break;
     }
@@ -168,22 +141,7 @@ __device__ bool dset_topk_set(Value value, int n, int k, void* smem, int* out) {
     __syncthreads();
     return false;
   }
-  // In index order: contiguous ranges a thread, counts scanned over the block.
-  const int per = (n + nt - 1) / nt, i0 = min(n, tid * per), i1 = min(n, i0 + per);
-  int mine = 0;
-  for (int i = i0; i < i1; i++) mine += ((ob[i] - lo) & pmask) >= prefix ? 1 : 0;
-  int incl = mine;
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += y;
-  }
-  if (lane == 31) sh[8 + warp] = incl;
-  __syncthreads();
-  int pos = incl - mine;
-  for (int w = 0; w < warp; w++) pos += sh[8 + w];
-  for (int i = i0; i < i1; i++)
-    if (((ob[i] - lo) & pmask) >= prefix) out[pos++] = i;
-  __syncthreads();
+  d::write_chosen_in_order(ob, n, pmask, prefix, out, sh);  // ob holds d: every pass wrote it before its barrier
   return true;
 }
 
