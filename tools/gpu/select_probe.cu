@@ -9,14 +9,13 @@
 //   window   a radix search that starts at the highest bit where the row's largest and smallest order bits
 //            differ (the bits above are common to every value: the full search's first pass put the whole row
 //            into one or two bins) and stops as soon as the bin holding the k-th value is taken whole
-//   dset     the same search over d = o - lo (the first pass bins the top 8 bits of the row's range, not of its
-//            exponents), one histogram a pass zeroed up front and every warp finding the bin itself: one barrier a
-//            pass instead of three
-//   warp     up to 64 values: warp 0 ranks its lanes' two keys against every key by shuffles and writes the set
-//            from its ballots (no shared memory, one barrier to publish)
+//   lean     qsa.cuh's choose_blocks_lean (DS4_CUDA_SELECT_LEAN): topk.cuh's warp_topk_set up to 64 values (warp 0
+//            ranks its lanes' two keys against every key by shuffles) and block_topk_range_set past that (the
+//            radix search over d = o - lo: the first pass bins the top 8 bits of the row's range, not of its
+//            exponents; one histogram a pass zeroed up front, every warp finding the bin itself, one barrier a pass)
 // Every variant's chosen blocks are compared with the CPU's (value descending, then index ascending; the rows here
 // have no ties at the k-th place) and with each other. Prints the median and 90th-percentile block span in us.
-// Session 25 (bench/RESULTS.md): dset and warp were faster here (512 values 2.5 us against radix's 3.9, 64 values
+// Session 25 (bench/RESULTS.md): the lean paths were faster here (512 values 2.5 us against radix's 3.9, 64 values
 // 0.7 against rank's 1.2-1.3) but not in the model's decode step, inline or out of line.
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90a -std=c++17 -Isrc tools/gpu/select_probe.cu -o /tmp/sp && /tmp/sp
 #include <cuda_runtime.h>
@@ -97,92 +96,13 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
   return true;
 }
 
-// dset: smem holds 4 histograms of 256, 128 slots, then the n value bits. False on a straddle. Every warp finds
-// each pass's bin itself (topk.cuh's radix_find_bin into its own slots), so no barrier publishes it.
-template <class Value>
-__device__ bool dset_topk_set(Value value, int n, int k, void* smem, int* out) {
-  int* hist = static_cast<int*>(smem);
-  int* sh = hist + 4 * 256;  // [8, 40) warp counts, [40, 64) each warp's bin (8 warps), [64, 96) / [96, 128) extremes
-  auto* ob = reinterpret_cast<uint32_t*>(sh + 128);
-  const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nw = nt >> 5;
-  for (int b = tid; b < 4 * 256; b += nt) hist[b] = 0;
-  uint32_t hi, lo;
-  stage_bits(value, n, ob, hi, lo);
-  if (lane == 0) sh[64 + warp] = int(hi), sh[96 + warp] = int(lo);
-  __syncthreads();
-  for (int w = 0; w < nw; w++) hi = max(hi, uint32_t(sh[64 + w])), lo = min(lo, uint32_t(sh[96 + w]));
-  const int bits = 32 - __clz(int(hi - lo));
-  uint32_t pmask = bits == 32 ? 0u : ~0u << bits, prefix = 0;
-  int remaining = k;
-  bool whole = false;
-  for (int shift = bits, pass = 0; shift > 0; pass++) {
-    const int low = max(shift - 8, 0);
-    const uint32_t bmask = (1u << (shift - low)) - 1u;
-    int* h = hist + pass * 256;
-    for (int i = tid; i < n; i += nt) {
-      const uint32_t dv = pass == 0 ? ob[i] - lo : ob[i];
-      if (pass == 0) ob[i] = dv;  // d from here on (each thread its own elements until the pass's barrier)
-      if ((dv & pmask) == prefix) atomicAdd(&h[(dv >> low) & bmask], 1);
-    }
-    __syncthreads();
-    int* wb = sh + 40 + 3 * warp;
-    d::radix_find_bin(h, remaining, wb);
-    __syncwarp();
-    remaining -= wb[1];
-    prefix |= uint32_t(wb[0]) << low;
-    pmask |= bmask << low;
-    shift = low;
-    if (wb[2] == remaining) {
-      whole = true;
-      break;
-    }
-  }
-  if (!whole) {
-    __syncthreads();
-    return false;
-  }
-  d::write_chosen_in_order(ob, n, pmask, prefix, out, sh);  // ob holds d: every pass wrote it before its barrier
-  return true;
-}
-
-// warp: one warp, n <= 64. False on a straddle.
-template <class Value>
-__device__ bool warp_topk_set(Value value, int n, int k, int* out) {
-  const int lane = int(threadIdx.x & 31);
-  unsigned long long key[2];
-  int rank[2] = {0, 0};
-  for (int u = 0; u < 2; u++) key[u] = lane + 32 * u < n ? d::topk_key(value(lane + 32 * u), lane + 32 * u) : 0ull;
-#pragma unroll
-  for (int u = 0; u < 2; u++)
-    for (int j = 0; j < 32; j++) {
-      const unsigned long long kj = __shfl_sync(0xffffffffu, key[u], j);  // 0 past n: above no real key
-#pragma unroll
-      for (int v = 0; v < 2; v++) rank[v] += kj > key[v] ? 1 : 0;
-    }
-  unsigned kth = 0, next = 0;
-  for (int u = 0; u < 2; u++) {
-    const bool real = lane + 32 * u < n;
-    if (real && rank[u] == k - 1) kth = unsigned(key[u] >> 32);
-    if (real && rank[u] == k) next = unsigned(key[u] >> 32);
-  }
-  if (__reduce_max_sync(0xffffffffu, kth) == __reduce_max_sync(0xffffffffu, next)) return false;
-  int before = 0;
-  for (int u = 0; u < 2; u++) {
-    const bool chosen = lane + 32 * u < n && rank[u] < k;
-    const unsigned b = __ballot_sync(0xffffffffu, chosen);
-    if (chosen) out[before + __popc(b & ((1u << lane) - 1u))] = lane + 32 * u;
-    before += __popc(b);
-  }
-  return true;
-}
-
 template <int kVariant>
 __global__ void __launch_bounds__(kThreads, 2) probe(const float* scores, int n, int* out, long long* span) {
   extern __shared__ __align__(16) unsigned char sm[];
   int* chosen = reinterpret_cast<int*>(sm);
   int* sorted = chosen + kK;
   void* topk_smem = sorted + kK;
-  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) + d::select_topk_bytes(kMaxN));
+  float* vals = reinterpret_cast<float*>(static_cast<unsigned char*>(topk_smem) + d::select_lean_bytes(kMaxN));
   d::Item* replay = reinterpret_cast<d::Item*>(vals + kMaxN);
   for (int i = int(threadIdx.x); i < n; i += kThreads) vals[i] = scores[i];
   __syncthreads();
@@ -192,15 +112,7 @@ __global__ void __launch_bounds__(kThreads, 2) probe(const float* scores, int n,
     if (!window_topk_set(value, n, kK, topk_smem, sorted))
       d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
   } else if constexpr (kVariant == 3) {
-    if (!dset_topk_set(value, n, kK, topk_smem, sorted))
-      d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
-  } else if constexpr (kVariant == 4) {
-    if (threadIdx.x < 32) {
-      const bool ok = warp_topk_set(value, n, kK, sorted);
-      if (threadIdx.x == 0) chosen[0] = ok;
-    }
-    __syncthreads();
-    if (!chosen[0]) d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, false);
+    d::choose_blocks_lean(value, n, kK, topk_smem, replay, chosen, sorted);
   } else {
     d::choose_blocks(value, n, kK, topk_smem, replay, chosen, sorted, kVariant == 0);
   }
@@ -218,8 +130,8 @@ int main() {
   CK(cudaMalloc(&dscores, kMaxN * sizeof(float)));
   CK(cudaMalloc(&dout, kBlocks * kK * sizeof(int)));
   CK(cudaMalloc(&dspan, kBlocks * sizeof(long long)));
-  void (*kernels[5])(const float*, int, int*, long long*) = {probe<0>, probe<1>, probe<2>, probe<3>, probe<4>};
-  const char* names[5] = {"radix", "rank", "window", "dset", "warp"};
+  void (*kernels[4])(const float*, int, int*, long long*) = {probe<0>, probe<1>, probe<2>, probe<3>};
+  const char* names[4] = {"radix", "rank", "window", "lean"};
   for (auto k : kernels) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
   std::mt19937 rng(7);
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -238,8 +150,7 @@ int main() {
     std::vector<int> want(idx.begin(), idx.begin() + kK);
     std::sort(want.begin(), want.end());
     CK(cudaMemcpy(dscores, s.data(), size_t(n) * sizeof(float), cudaMemcpyHostToDevice));
-    for (int v = 0; v < 5; v++) {
-      if (v == 4 && n > 64) continue;  // warp: two keys a lane
+    for (int v = 0; v < 4; v++) {
       std::vector<double> us;
       bool same = true;
       for (int rep = 0; rep < 20; rep++) {

@@ -51,9 +51,9 @@ struct Args {
 // and the replay's items [score_stride].
 struct SelectionLayout {
   size_t chosen = 0, topk, vals, replay, bytes;
-  __host__ __device__ SelectionLayout(int64_t score_stride, int64_t k)
+  __host__ __device__ SelectionLayout(int64_t score_stride, int64_t k, bool lean = false)
       : topk(size_t(k * 4 + 15) / 16 * 16),
-        vals(topk + detail::select_topk_bytes(score_stride)),
+        vals(topk + (lean ? detail::select_lean_bytes(score_stride) : detail::select_topk_bytes(score_stride))),
         replay(vals + size_t((score_stride + 1) / 2 * 2) * sizeof(float)),
         bytes(replay + size_t(score_stride) * sizeof(detail::Item)) {}
 };
@@ -544,7 +544,8 @@ constexpr size_t decode_smem_bytes() {
 // the keys' bytes (2112 keys x 32 heads x ~100 instructions a step after a 4096-token prompt: 10.7 us of its
 // 12 after the wait in the H200 trace), and those exponentials were about 40 % of them. The arguments are <= 0,
 // where __expf's error is a few ulp; DS4_CUDA_ATTN_FAST_EXP=0 takes expf.
-template <int HD, bool kFastExp, bool kBlocks>
+// kLean (with kBlocks): the selection by qsa.cuh's choose_blocks_lean (DS4_CUDA_SELECT_LEAN, measurement).
+template <int HD, bool kFastExp, bool kBlocks, bool kLean = false>
 __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, BlockSel bs) {
   constexpr int E = HD / 32, H = kDecodeHeads, W = kThreads / 32, R = kDecodeRing, G = kDecodeGroup;
   static_assert(E % 2 == 0 && E <= 8, "a lane's dims are whole bf16 pairs");
@@ -568,7 +569,7 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, 
   if constexpr (kBlocks) {
     // The scores are staged together with the position (one round trip; the row has score_stride entries, those
     // past this query's blocks are never ranked), into the ring's bytes, which no key has been requested into yet.
-    const SelectionLayout at(bs.score_stride, bs.topk);
+    const SelectionLayout at(bs.score_stride, bs.topk, kLean);
     int* chosen = reinterpret_cast<int*>(decode_smem + at.chosen);
     void* topk_smem = decode_smem + at.topk;
     float* vals = reinterpret_cast<float*>(decode_smem + at.vals);
@@ -578,9 +579,13 @@ __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, 
     const int64_t p = (a.causal_pos0_dev ? *a.causal_pos0_dev : a.causal_pos0) + t;
     nb = int((p + 1) / bs.ratio);
     __syncthreads();  // vals, and every write to these bytes before the keys' copies
-    if (nb > bs.topk)
-      detail::choose_blocks([vals](int i) { return vals[i]; }, nb, bs.topk, topk_smem, replay, chosen,
-                            const_cast<int*>(sorted), bs.radix);
+    if (nb > bs.topk) {
+      const auto value = [vals](int i) { return vals[i]; };
+      if constexpr (kLean)
+        detail::choose_blocks_lean(value, nb, bs.topk, topk_smem, replay, chosen, const_cast<int*>(sorted));
+      else
+        detail::choose_blocks(value, nb, bs.topk, topk_smem, replay, chosen, const_cast<int*>(sorted), bs.radix);
+    }
     n = detail::listed_count(p, nb, bs.topk, bs.ratio);
     if (first + int64_t(W) * lane < detail::imin(n, s0 + a.keys_per_split))
       rows32 = detail::listed_position(int(first) + W * lane, nb, bs.topk, bs.ratio, sorted);
@@ -869,15 +874,17 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
     if (decode) {
       BlockSel bs{};
       size_t smem = decode_smem_bytes<HD>();
+      const bool fast = fast_exp_enabled(), lean = blocks && HD == 256 && fast && detail::select_lean();
       if (blocks) {
         bs = BlockSel{sel.block_scores, sel.score_stride, int(sel.block_ratio), int(sel.block_topk), 0,
                       detail::select_radix()};
-        bs.sorted_at = std::max(smem, SelectionLayout(sel.score_stride, sel.block_topk).bytes);
+        bs.sorted_at = std::max(smem, SelectionLayout(sel.score_stride, sel.block_topk, lean).bytes);
         smem = bs.sorted_at + size_t(sel.block_topk) * sizeof(int);
       }
-      const bool fast = fast_exp_enabled();
-      const auto k = blocks ? (fast ? attn_decode_kernel<HD, true, true> : attn_decode_kernel<HD, false, true>)
-                            : (fast ? attn_decode_kernel<HD, true, false> : attn_decode_kernel<HD, false, false>);
+      auto k = blocks ? (fast ? attn_decode_kernel<HD, true, true> : attn_decode_kernel<HD, false, true>)
+                      : (fast ? attn_decode_kernel<HD, true, false> : attn_decode_kernel<HD, false, false>);
+      if constexpr (HD == 256)
+        if (lean) k = attn_decode_kernel<HD, true, true, true>;
       detail::allow_smem(ctx, k, smem);
       detail::launch(ctx, k, grid, kThreads, smem, a, bs);
     }

@@ -96,6 +96,44 @@ __device__ inline void choose_blocks(Value value, int nb, int k, void* topk_smem
   __syncthreads();
 }
 
+// DS4_CUDA_SELECT_LEAN=1 (measurement, default off): the decode kernel's own selection by topk.cuh's candidates
+// (warp_topk_set up to kWarpSetMaxN blocks, block_topk_range_set past that), in a second instantiation of the
+// kernel (head dim 256, __expf) so that the default one keeps its code. Host side.
+inline bool select_lean() {
+  static const bool on = switch_set("DS4_CUDA_SELECT_LEAN");
+  return on;
+}
+// Shared memory of choose_blocks_lean among up to n pooled blocks (select_topk_bytes covers its fallback).
+__host__ __device__ inline size_t select_lean_bytes(int64_t n) {
+  const size_t a = select_topk_bytes(n), b = topk_range_set_smem_bytes(n);
+  return ((a > b ? a : b) + 3) / 4 * 4;
+}
+
+// choose_blocks' ranking (no radix set), out of line: choose_blocks_lean's fallback when equal scores straddle the
+// k-th place, whose code would otherwise sit in the kernel's path.
+template <class Value>
+__device__ __noinline__ void choose_blocks_ranked(Value value, int nb, int k, void* topk_smem, Item* replay,
+                                                  int* chosen, int* sorted) {
+  choose_blocks(value, nb, k, topk_smem, replay, chosen, sorted, false);
+}
+
+// choose_blocks' contract with the candidates; topk_smem: select_lean_bytes(nb) bytes.
+template <class Value>
+__device__ inline void choose_blocks_lean(Value value, int nb, int k, void* topk_smem, Item* replay, int* chosen,
+                                          int* sorted) {
+  if (nb <= kWarpSetMaxN) {
+    if (threadIdx.x < 32) {
+      const bool ok = warp_topk_set<kWarpSetMaxN / 32>(value, nb, k, sorted);
+      if (threadIdx.x == 0) chosen[0] = ok;  // the warp's verdict (the ranking writes chosen only after a barrier)
+    }
+    __syncthreads();
+    if (chosen[0]) return;
+  } else if (block_topk_range_set(value, nb, k, topk_smem, sorted)) {
+    return;
+  }
+  choose_blocks_ranked(value, nb, k, topk_smem, replay, chosen, sorted);
+}
+
 // Position j of the key list of a query at p with nb = (p + 1) / R complete blocks, sorted[0..k) its chosen blocks
 // (ascending) when nb > k: the chosen blocks' positions, then the incomplete block's; every position when nb <= k
 // (select_kernel's lists, position by position). 32-bit: positions are int32.

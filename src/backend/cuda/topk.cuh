@@ -433,4 +433,124 @@ __device__ bool block_topk_set(Value value, int n, int k, void* smem, int* out) 
   return true;
 }
 
+// ----------------------------------------------------------------------------------------------------------
+// Candidates for the decode kernel's QSA selection (DS4_CUDA_SELECT_LEAN, qsa.cuh's choose_blocks_lean)
+// ----------------------------------------------------------------------------------------------------------
+// Session 25 (bench/RESULTS.md): in the H200 probe both were faster than the model's selection (512 values 2.5 us
+// against 3.9, 64 values 0.7 against 1.2), in the decode kernel neither paid, inline or out of line, while the
+// kernel's code grew. They stay as a second instantiation of the decode kernel (the default one's code unchanged),
+// written for few instructions (loops not unrolled), so that one binary can A/B them and a trace can show where
+// their time goes.
+
+// The set by a radix search over d = o - lo, the order bits' distance from the row's smallest value: the first pass
+// bins the top 8 bits of the row's range (block_topk_set's first pass bins the top 8 bits of o, where indexer scores
+// of 1 to 8 fall into three bins), each pass has its own histogram zeroed with the staging, every warp finds the bin
+// itself (radix_find_bin into its own slots: one barrier a pass instead of three), and the search stops once the
+// k-th value's bin is taken whole. Same contract as block_topk_set; smem: topk_range_set_smem_bytes(n) bytes.
+constexpr int kRangeSlots = 200;  // [8, 40) warp counts, [40, 72) / [72, 104) warp extremes, [104, 200) warp bins
+__host__ __device__ inline size_t topk_range_set_smem_bytes(int64_t n) {
+  return size_t(4 * kRadixBins + kRangeSlots) * 4 + size_t(n) * 4;
+}
+
+template <class Value>
+__device__ bool block_topk_range_set(Value value, int n, int k, void* smem, int* out) {
+  int* hist = static_cast<int*>(smem);                       // [4][kRadixBins]
+  int* sh = hist + 4 * kRadixBins;                           // [kRangeSlots]
+  auto* ob = reinterpret_cast<uint32_t*>(sh + kRangeSlots);  // [n] the order bits, d after the first pass
+  const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nw = nt >> 5;
+#pragma unroll 1
+  for (int b = tid; b < 4 * kRadixBins; b += nt) hist[b] = 0;
+  uint32_t hi = 0, lo = 0xffffffffu;
+#pragma unroll 1
+  for (int i = tid; i < n; i += nt) {
+    const uint32_t o = order_bits(value(i));
+    ob[i] = o;
+    hi = max(hi, o), lo = min(lo, o);
+  }
+  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+  if (lane == 0) sh[40 + warp] = int(hi), sh[72 + warp] = int(lo);
+  __syncthreads();  // the bits, the histograms' zeros, the warps' extremes
+#pragma unroll 1
+  for (int w = 0; w < nw; w++) hi = max(hi, uint32_t(sh[40 + w])), lo = min(lo, uint32_t(sh[72 + w]));
+  // Block-uniform from here: every thread read the same extremes and, pass by pass, the same histogram.
+  const int bits = 32 - __clz(int(hi - lo));                      // every d is below 2^bits (0: all equal)
+  uint32_t pmask = bits == 32 ? 0u : ~0u << bits, prefix = 0;     // d's bits above those: zero everywhere
+  int remaining = k,* wb = sh + 104 + 3 * warp;
+  bool whole = false;
+#pragma unroll 1
+  for (int shift = bits, pass = 0; shift > 0; pass++) {
+    const int low = max(shift - 8, 0);
+    const uint32_t bmask = (1u << (shift - low)) - 1u;
+    int* h = hist + pass * kRadixBins;
+#pragma unroll 1
+    for (int i = tid; i < n; i += nt) {
+      const uint32_t d = pass == 0 ? ob[i] - lo : ob[i];
+      if (pass == 0) ob[i] = d;  // each thread its own elements until the pass's barrier
+      if ((d & pmask) == prefix) atomicAdd(&h[(d >> low) & bmask], 1);
+    }
+    __syncthreads();  // this pass's histogram (the next one was zeroed with the staging)
+    radix_find_bin(h, remaining, wb);
+    __syncwarp();
+    remaining -= wb[1];
+    prefix |= uint32_t(wb[0]) << low;
+    pmask |= bmask << low;
+    shift = low;
+    if (wb[2] == remaining) {  // the k-th value's bin taken whole: every d at or above prefix is chosen
+      whole = true;
+      break;
+    }
+  }
+  if (!whole) {  // every bit fixed and more equal values than places (or all equal): the straddle
+    __syncthreads();  // every warp has read its last histogram before the caller reuses the bytes
+    return false;
+  }
+  write_chosen_in_order(ob, n, pmask, prefix, out, sh);  // ob holds d: the first pass wrote it before its barrier
+  return true;
+}
+
+// The set by one warp's ranks, for rows of at most 32 * PER values: lane l holds the keys of elements l + 32 u and
+// ranks each against every key of the row, taken from its lane by a shuffle (no shared memory, no barrier); the
+// chosen elements (rank below k) are written in index order from the warp's ballots. One warp calls it (all 32
+// lanes); 1 <= k < n <= 32 * PER. Returns true (in every lane) with out[0..k) the top k in ascending order, or false,
+// out untouched, when the k-th and (k+1)-th keys carry the same value.
+constexpr int kWarpSetMaxN = 64;
+
+template <int PER, class Value>
+__device__ bool warp_topk_set(Value value, int n, int k, int* out) {
+  const int lane = int(threadIdx.x & 31);
+  unsigned long long key[PER];
+  int rank[PER];
+#pragma unroll
+  for (int u = 0; u < PER; u++) {
+    key[u] = lane + 32 * u < n ? topk_key(value(lane + 32 * u), lane + 32 * u) : 0ull;
+    rank[u] = 0;
+  }
+#pragma unroll
+  for (int u = 0; u < PER; u++) {
+#pragma unroll 1
+    for (int j = 0; j < 32; j++) {
+      const unsigned long long kj = __shfl_sync(0xffffffffu, key[u], j);  // 0 past n: above no real key
+#pragma unroll
+      for (int v = 0; v < PER; v++) rank[v] += kj > key[v] ? 1 : 0;
+    }
+  }
+  unsigned kth = 0, next = 0;  // the value bits of the keys ranked k - 1 and k (each in one lane)
+#pragma unroll
+  for (int u = 0; u < PER; u++) {
+    const bool real = lane + 32 * u < n;
+    if (real && rank[u] == k - 1) kth = unsigned(key[u] >> 32);
+    if (real && rank[u] == k) next = unsigned(key[u] >> 32);
+  }
+  if (__reduce_max_sync(0xffffffffu, kth) == __reduce_max_sync(0xffffffffu, next)) return false;
+  int before = 0;
+#pragma unroll
+  for (int u = 0; u < PER; u++) {
+    const bool chosen = lane + 32 * u < n && rank[u] < k;
+    const unsigned b = __ballot_sync(0xffffffffu, chosen);
+    if (chosen) out[before + __popc(b & ((1u << lane) - 1u))] = lane + 32 * u;
+    before += __popc(b);
+  }
+  return true;
+}
+
 }  // namespace ds4::cuda::detail
