@@ -35,19 +35,6 @@ namespace d = ds4::cuda::detail;
 constexpr int kThreads = 256, kK = 32, kMaxN = 1024, kBlocks = 264;
 constexpr size_t kSmem = 64 * 1024;  // the decode kernel's ring at head dim 256: two blocks a multiprocessor
 
-// The order bits of the row into ob (thread tid takes elements tid, tid + blockDim.x, ...), and in every lane the
-// largest and smallest of its warp's.
-template <class Value>
-__device__ void stage_bits(Value value, int n, uint32_t* ob, uint32_t& hi, uint32_t& lo) {
-  hi = 0, lo = 0xffffffffu;
-  for (int i = int(threadIdx.x); i < n; i += int(blockDim.x)) {
-    const uint32_t o = d::order_bits(value(i));
-    ob[i] = o;
-    hi = max(hi, o), lo = min(lo, o);
-  }
-  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
-}
-
 // The window variant's set in ascending index order, or false on a straddle (as block_topk_set).
 template <class Value>
 __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out) {
@@ -56,7 +43,7 @@ __device__ bool window_topk_set(Value value, int n, int k, void* smem, int* out)
   int* sh = hist + 256;                        // [0] bin, [1] count above, [2] bin count, [4..5] max/min, [8 + w]
   const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5;
   uint32_t hi, lo;
-  stage_bits(value, n, ob, hi, lo);
+  d::stage_order_bits(value, n, ob, hi, lo);
   if (tid < 2) sh[4 + tid] = tid == 0 ? 0 : -1;
   __syncthreads();
   if (lane == 0) atomicMax(reinterpret_cast<unsigned*>(&sh[4]), hi), atomicMin(reinterpret_cast<unsigned*>(&sh[5]), lo);

@@ -103,10 +103,11 @@ inline bool select_lean() {
   static const bool on = switch_set("DS4_CUDA_SELECT_LEAN");
   return on;
 }
-// Shared memory of choose_blocks_lean among up to n pooled blocks (select_topk_bytes covers its fallback).
+// Shared memory of choose_blocks_lean among up to n pooled blocks (select_topk_bytes covers its fallback; both are
+// whole words).
 __host__ __device__ inline size_t select_lean_bytes(int64_t n) {
   const size_t a = select_topk_bytes(n), b = topk_range_set_smem_bytes(n);
-  return ((a > b ? a : b) + 3) / 4 * 4;
+  return a > b ? a : b;
 }
 
 // choose_blocks' ranking (no radix set), out of line: choose_blocks_lean's fallback when equal scores straddle the

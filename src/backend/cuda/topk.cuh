@@ -452,6 +452,20 @@ __host__ __device__ inline size_t topk_range_set_smem_bytes(int64_t n) {
   return size_t(4 * kRadixBins + kRangeSlots) * 4 + size_t(n) * 4;
 }
 
+// The row's order bits into ob (thread tid takes elements tid, tid + blockDim.x, ...), and in every lane the largest
+// and smallest of its warp's. All threads call it.
+template <class Value>
+__device__ inline void stage_order_bits(Value value, int n, uint32_t* ob, uint32_t& hi, uint32_t& lo) {
+  hi = 0, lo = 0xffffffffu;
+#pragma unroll 1
+  for (int i = int(threadIdx.x); i < n; i += int(blockDim.x)) {
+    const uint32_t o = order_bits(value(i));
+    ob[i] = o;
+    hi = max(hi, o), lo = min(lo, o);
+  }
+  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+}
+
 template <class Value>
 __device__ bool block_topk_range_set(Value value, int n, int k, void* smem, int* out) {
   int* hist = static_cast<int*>(smem);                       // [4][kRadixBins]
@@ -460,14 +474,8 @@ __device__ bool block_topk_range_set(Value value, int n, int k, void* smem, int*
   const int tid = int(threadIdx.x), nt = int(blockDim.x), lane = tid & 31, warp = tid >> 5, nw = nt >> 5;
 #pragma unroll 1
   for (int b = tid; b < 4 * kRadixBins; b += nt) hist[b] = 0;
-  uint32_t hi = 0, lo = 0xffffffffu;
-#pragma unroll 1
-  for (int i = tid; i < n; i += nt) {
-    const uint32_t o = order_bits(value(i));
-    ob[i] = o;
-    hi = max(hi, o), lo = min(lo, o);
-  }
-  hi = __reduce_max_sync(0xffffffffu, hi), lo = __reduce_min_sync(0xffffffffu, lo);
+  uint32_t hi, lo;
+  stage_order_bits(value, n, ob, hi, lo);
   if (lane == 0) sh[40 + warp] = int(hi), sh[72 + warp] = int(lo);
   __syncthreads();  // the bits, the histograms' zeros, the warps' extremes
 #pragma unroll 1
