@@ -142,9 +142,44 @@ TEST(CudaPle, BlockMatchesTheModelAcrossChunks) {
   expect_close_scaled(download(conv_state), s.conv, 1e-4, "ple conv state");
 }
 
+// ple_embed is ple_ngram_rows + gather_rows in one launch: the same rows, carried context and embeddings over
+// chunks of every length it takes (eos inside, so n-grams are cut), and the rows against the CPU model.
+TEST(CudaPle, EmbedEqualsRowsAndGather) {
+  for (const int64_t E : {int64_t(48), int64_t(480)}) {  // 480: more elements than the block gathers in one round
+    auto p = make_ple(32, 4, E, 3, 3);
+    const int64_t heads = p.hash.heads(), hd = E / heads;
+    qwen::PleState s;
+    qwen::init_ple_state(s, p.c);
+    auto ctx_a = upload(s.context), ctx_b = upload(s.context);
+    uint32_t seed = 90;
+    for (int64_t T : {1, 8, 3, 1, 5, 2, 7, 4, 6, 1}) {
+      const std::string what = "E=" + std::to_string(E) + " T=" + std::to_string(T);
+      ASSERT_TRUE(ple_embed_supported(p.hash, T)) << what;
+      const auto tokens = tokens_with_eos(T, seed++);
+      const auto want = qwen::ple_ngram_rows(p.w, p.c, s, tokens.data(), T);
+      auto dt = upload(tokens);
+      auto rows_a = nan_buffer<int64_t>(size_t(T * heads)), rows_b = nan_buffer<int64_t>(size_t(T * heads));
+      auto emb_a = nan_buffer<float>(size_t(T * heads * hd)), emb_b = nan_buffer<float>(size_t(T * heads * hd));
+      ple_ngram_rows(ctx(), p.hash, dt.get(), T, ctx_a.get(), rows_a.get());
+      gather_rows(ctx(), p.dev[0].d(), hd, rows_a.get(), T * heads, emb_a.get());
+      ple_embed(ctx(), p.hash, dt.get(), T, ctx_b.get(), p.dev[0].d(), hd, rows_b.get(), emb_b.get());
+      ASSERT_EQ(download(rows_b), want) << what;
+      ASSERT_EQ(download(rows_b), download(rows_a)) << what;
+      ASSERT_EQ(download(ctx_b), s.context) << what;
+      const auto ea = download(emb_a), eb = download(emb_b);
+      ASSERT_EQ(std::memcmp(ea.data(), eb.data(), ea.size() * sizeof(float)), 0) << what;
+    }
+    EXPECT_FALSE(ple_embed_supported(p.hash, 9));
+    EXPECT_FALSE(ple_embed_supported(p.hash, 0));
+  }
+}
+
 // ple_tail is the composition after the projections (norms, gate, norm, conv, adds) with the same bits: over
 // chunks of every supported length, with the conv history carried, at the Flash-Next width and an odd one (1288:
 // a partial last stride of the 1024-thread norms and of the gate's 256 threads). Against the CPU model as well.
+// Three fused runs a chunk, each with its own history: key and value apart; both in one buffer (the model's one
+// pass over both projections: token rows S*H + H apart); and norm weights that start off a 16-byte boundary, which
+// the staged form cannot copy, so the kernel reads every operand where it lies.
 TEST(CudaPle, FusedTailEqualsTheComposition) {
   for (const int64_t H : {int64_t(2560), int64_t(1288)}) {
     const int64_t S = 4, E = 48, N = 3, D = S * H;
@@ -154,9 +189,22 @@ TEST(CudaPle, FusedTailEqualsTheComposition) {
     qwen::PleState s;
     qwen::init_ple_state(s, p.c);
     auto dctx = upload(s.context);
-    DeviceBuffer<float> state_a(s.conv.size()), state_b(s.conv.size());
-    state_a.fill_bytes(0);
-    state_b.fill_bytes(0);
+    constexpr int kRuns = 3;
+    DeviceBuffer<float> state_c(s.conv.size());
+    state_c.fill_bytes(0);
+    std::vector<DeviceBuffer<float>> states;
+    for (int r = 0; r < kRuns; r++) {
+      states.emplace_back(s.conv.size());
+      states.back().fill_bytes(0);
+    }
+    // The three norm weights one bf16 past a 16-byte boundary.
+    std::vector<bf16> off_host(size_t(3 * D + 8));
+    for (int w = 0; w < 3; w++) {
+      const auto h = to_bf16(p.dev[size_t(3 + w)].host);
+      std::copy(h.begin(), h.end(), off_host.begin() + 1 + w * D);
+    }
+    DeviceBuffer<bf16> off(off_host);
+    const bf16* off_w[3] = {off.get() + 1, off.get() + 1 + D, off.get() + 1 + 2 * D};
     auto& cx = ctx();
     uint32_t seed = 70;
     for (int64_t T : {1, 8, 3, 1, 5, 2, 7, 4, 6}) {
@@ -171,23 +219,38 @@ TEST(CudaPle, FusedTailEqualsTheComposition) {
       auto dt = upload(tokens);
       DeviceBuffer<float> key(size_t(T * D)), value(size_t(T * H)), delta(size_t(T * D));
       ple_front(p, dt.get(), T, dctx.get(), key.get(), value.get());
-      // Fused first (it reads the key projection before the composition normalises it in place).
-      auto fused = upload(x);
-      auto scratch = nan_buffer<float>(size_t(T * D));
-      ple_tail(cx, key.get(), value.get(), fused.get(), T, S, H, p.dev[3].d(), p.dev[4].d(), p.dev[5].d(),
-               p.dev[6].d(), Kc, N, state_b.get(), scratch.get(), eps);
+      auto packed = nan_buffer<float>(size_t(T * (D + H)));
+      copy_rows(cx, packed.get(), D + H, key.get(), D, T, D);
+      copy_rows(cx, packed.get() + D, D + H, value.get(), H, T, H);
+      // Fused first (they read the key projection before the composition normalises it in place).
+      std::vector<std::vector<float>> got;
+      for (int r = 0; r < kRuns; r++) {
+        auto fused = upload(x);
+        auto scratch = nan_buffer<float>(size_t(T * D));
+        const bool pk = r == 1;
+        const bf16* const* w = r == 2 ? off_w : nullptr;
+        ple_tail(cx, pk ? packed.get() : key.get(), pk ? D + H : D, pk ? packed.get() + D : value.get(), pk ? D + H : H,
+                 fused.get(), T, S, H, w ? w[0] : p.dev[3].d(), w ? w[1] : p.dev[4].d(), w ? w[2] : p.dev[5].d(),
+                 p.dev[6].d(), Kc, N, states[size_t(r)].get(), scratch.get(), eps);
+        got.push_back(download(fused));
+      }
       auto composed = upload(x);
-      ple_composed_tail(p, key.get(), value.get(), composed.get(), T, state_a.get(), delta.get());
+      ple_composed_tail(p, key.get(), value.get(), composed.get(), T, state_c.get(), delta.get());
       add(cx, composed.get(), delta.get(), composed.get(), T * D);
-      const auto got = download(fused), ref = download(composed);
-      for (size_t i = 0; i < got.size(); i++)
-        ASSERT_EQ(std::memcmp(&got[i], &ref[i], sizeof(float)), 0) << what << " element " << i << ": " << got[i]
-                                                                  << " vs " << ref[i];
-      expect_close_scaled(got, want, 1e-4, "ple_tail " + what);
+      const auto ref = download(composed);
+      for (int r = 0; r < kRuns; r++) {
+        for (size_t i = 0; i < ref.size(); i++)
+          ASSERT_EQ(std::memcmp(&got[size_t(r)][i], &ref[i], sizeof(float)), 0)
+              << what << " run " << r << " element " << i << ": " << got[size_t(r)][i] << " vs " << ref[i];
+      }
+      expect_close_scaled(got[0], want, 1e-4, "ple_tail " + what);
     }
-    const auto ha = download(state_a), hb = download(state_b);
-    ASSERT_EQ(std::memcmp(ha.data(), hb.data(), ha.size() * sizeof(float)), 0) << "conv history H=" << H;
-    expect_close_scaled(hb, s.conv, 1e-4, "ple_tail conv history H=" + std::to_string(H));
+    const auto hc = download(state_c);
+    for (int r = 0; r < kRuns; r++) {
+      const auto hr = download(states[size_t(r)]);
+      ASSERT_EQ(std::memcmp(hc.data(), hr.data(), hc.size() * sizeof(float)), 0) << "conv history H=" << H << " run " << r;
+    }
+    expect_close_scaled(hc, s.conv, 1e-4, "ple_tail conv history H=" + std::to_string(H));
     EXPECT_FALSE(ple_tail_supported(9, S, H));
   }
   EXPECT_FALSE(ple_tail_supported(1, 4, 1024));  // the norms' one-warp form: the composition

@@ -3,7 +3,8 @@
 // bits. Both separate ops have their own tests against the CPU (qsa_test.cpp, attention_test.cpp). The cases take
 // each path of the shared selection (the ranking, the radix set, the CPU's replay when equal scores straddle the
 // k-th place), queries on both sides of the budget, a graph's bound past the position, and a scratch larger than
-// the kernel's ring. With DS4_CUDA_SELECT_LEAN=1 the head-dim-256 cases take qsa.cuh's choose_blocks_lean.
+// the kernel's ring, and both decode kernels at head dim 256 (the second one's selection, qsa.cuh's
+// choose_blocks_lean, for caches of more than 128 blocks; DS4_CUDA_SELECT_LEAN=1 / 0 forces it on / off).
 #include "cuda_test_util.h"
 
 #include <cmath>
@@ -94,10 +95,15 @@ INSTANTIATE_TEST_SUITE_P(
         SelCase{"ties past 256 blocks", 8, 1, 64, 3, 4, 32, 4, 32, 2800, 0, true, true},
         // 997-1000 blocks at head dim 64: the selection's scratch (about 21 KB) is larger than the ring (16 KB).
         SelCase{"scratch past the ring", 8, 2, 64, 2, 4, 32, 4, 32, 3990, 8, true, false},
-        // Ties at head dim 256, where DS4_CUDA_SELECT_LEAN's kernel runs (its warp's ranks up to 64 blocks, its
-        // range set past that, each reporting the straddle to the out-of-line ranking): 40-47 and 100 blocks.
+        // Head dim 256 with a cache of more than 128 blocks takes the second kernel (qsa.cuh's
+        // choose_blocks_lean; the 512-block cases above too): with ties, its range set reports the straddle to the
+        // out-of-line ranking (100 blocks), which also takes 40-47 blocks; the same block counts in the default
+        // kernel (caches of 47 and 100 blocks).
         SelCase{"ties, head dim 256, 40-47 blocks", 16, 2, 256, 8, 64, 32, 4, 32, 2600, 400, true, true},
-        SelCase{"ties, head dim 256, 100 blocks", 16, 2, 256, 1, 64, 32, 4, 32, 6400, 0, true, true}));
+        SelCase{"ties, head dim 256, 100 blocks", 16, 2, 256, 1, 64, 32, 4, 32, 6400, 0, true, true},
+        SelCase{"ties, head dim 256, 40-47 of 140 blocks", 16, 2, 256, 8, 64, 32, 4, 32, 2600, 6400, true, true},
+        SelCase{"ties, head dim 256, 100 of 150 blocks", 16, 2, 256, 1, 64, 32, 4, 32, 6400, 3200, true, true},
+        SelCase{"head dim 256, 200 of 300 blocks", 32, 2, 256, 1, 64, 32, 16, 128, 12800, 6400, true, false}));
 
 }  // namespace
 }  // namespace ds4::cuda::test

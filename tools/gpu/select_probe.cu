@@ -9,14 +9,14 @@
 //   window   a radix search that starts at the highest bit where the row's largest and smallest order bits
 //            differ (the bits above are common to every value: the full search's first pass put the whole row
 //            into one or two bins) and stops as soon as the bin holding the k-th value is taken whole
-//   lean     qsa.cuh's choose_blocks_lean (DS4_CUDA_SELECT_LEAN): topk.cuh's warp_topk_set up to 64 values (warp 0
-//            ranks its lanes' two keys against every key by shuffles) and block_topk_range_set past that (the
-//            radix search over d = o - lo: the first pass bins the top 8 bits of the row's range, not of its
-//            exponents; one histogram a pass zeroed up front, every warp finding the bin itself, one barrier a pass)
+//   lean     qsa.cuh's choose_blocks_lean (the second decode kernel's, caches past 128 blocks):
+//            block_topk_range_set past 64 values (the radix search over d = o - lo: the first pass bins the top 8
+//            bits of the row's range, not of its exponents; one histogram a pass zeroed up front, every warp finding
+//            the bin itself, one barrier a pass), the ranking out of line up to 64
 // Every variant's chosen blocks are compared with the CPU's (value descending, then index ascending; the rows here
 // have no ties at the k-th place) and with each other. Prints the median and 90th-percentile block span in us.
-// Session 25 (bench/RESULTS.md): the lean paths were faster here (512 values 2.5 us against radix's 3.9, 64 values
-// 0.7 against rank's 1.2-1.3) but not in the model's decode step, inline or out of line.
+// Session 25 (bench/RESULTS.md): the range set was faster here (512 values 2.5 us against radix's 3.9) and, in the
+// second decode kernel, +0.4 % decode after a 32768-token prompt (session 26); inline in the default kernel it lost.
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90a -std=c++17 -Isrc tools/gpu/select_probe.cu -o /tmp/sp && /tmp/sp
 #include <cuda_runtime.h>
 

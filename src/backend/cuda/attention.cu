@@ -544,7 +544,7 @@ constexpr size_t decode_smem_bytes() {
 // the keys' bytes (2112 keys x 32 heads x ~100 instructions a step after a 4096-token prompt: 10.7 us of its
 // 12 after the wait in the H200 trace), and those exponentials were about 40 % of them. The arguments are <= 0,
 // where __expf's error is a few ulp; DS4_CUDA_ATTN_FAST_EXP=0 takes expf.
-// kLean (with kBlocks): the selection by qsa.cuh's choose_blocks_lean (DS4_CUDA_SELECT_LEAN, measurement).
+// kLean (with kBlocks): the selection by qsa.cuh's choose_blocks_lean (caches of more than 128 blocks, select_lean).
 template <int HD, bool kFastExp, bool kBlocks, bool kLean = false>
 __global__ void __launch_bounds__(kThreads, 2) attn_decode_kernel(Args<bf16> a, BlockSel bs) {
   constexpr int E = HD / 32, H = kDecodeHeads, W = kThreads / 32, R = kDecodeRing, G = kDecodeGroup;
@@ -874,7 +874,7 @@ void launch(Context& ctx, const float* q, const KV* keys, const KV* values, Attn
     if (decode) {
       BlockSel bs{};
       size_t smem = decode_smem_bytes<HD>();
-      const bool fast = fast_exp_enabled(), lean = blocks && HD == 256 && fast && detail::select_lean();
+      const bool fast = fast_exp_enabled(), lean = blocks && HD == 256 && fast && detail::select_lean(sel.score_stride);
       if (blocks) {
         bs = BlockSel{sel.block_scores, sel.score_stride, int(sel.block_ratio), int(sel.block_topk), 0,
                       detail::select_radix()};

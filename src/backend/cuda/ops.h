@@ -412,6 +412,11 @@ void hc_mix_fused(Context& ctx, const float* x, int64_t T, int64_t streams, int6
 // start of a sequence), updated in place. N-grams never cross an eos. Then gather_rows reads the embeddings.
 void ple_ngram_rows(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t T, int64_t* context,
                     int64_t* rows);
+// ple_ngram_rows then gather_rows (table [rows][cols] bf16 -> emb [T][heads * cols]) in one launch, for a decode or
+// verification chunk (ple_embed_supported: 1 <= T <= kPleTailMaxT); the same rows, context and embeddings.
+bool ple_embed_supported(const PleHash& hash, int64_t T);
+void ple_embed(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t T, int64_t* context,
+               const bf16* table, int64_t cols, int64_t* rows, float* emb);
 // gated[t][s][h] = sigmoid(ssqrt(key[t][s]·query[t][s] / sqrt(H))) * value[t][h], ssqrt(g) = sign(g)
 // sqrt(max(|g|, 1e-6)). key, query [T][streams][H]; value [T][H].
 void ple_gate(Context& ctx, const float* key, const float* query, const float* value, int64_t T, int64_t streams,
@@ -420,12 +425,14 @@ void ple_gate(Context& ctx, const float* key, const float* query, const float* v
 // 4096; ple_tail_supported): x += gated + conv, where key is normalised with norm_key, the query is x normalised
 // with norm_query, gated = ple_gate(key, query, value), and conv = causal_conv1d(rms_norm_offset(gated,
 // norm_conv), conv [S*H][conv_k], dilation, Silu) with conv_state [(conv_k - 1) * dilation][S*H] carried. The bits
-// of that composition (rms_norm_offset, ple_gate, causal_conv1d, add, add). normed: [T][S*H] scratch.
+// of that composition (rms_norm_offset, ple_gate, causal_conv1d, add, add). normed: [T][S*H] scratch. Token t's
+// key rows start at key + t * ld_key, its value row at value + t * ld_value (apart: S*H and H; the two
+// projections as one matrix's output: both that matrix's row count).
 constexpr int64_t kPleTailMaxT = 8;
 bool ple_tail_supported(int64_t T, int64_t streams, int64_t H);
-void ple_tail(Context& ctx, const float* key, const float* value, float* x, int64_t T, int64_t streams, int64_t H,
-              const bf16* norm_key, const bf16* norm_query, const bf16* norm_conv, const bf16* conv, int64_t conv_k,
-              int64_t dilation, float* conv_state, float* normed, float eps);
+void ple_tail(Context& ctx, const float* key, int64_t ld_key, const float* value, int64_t ld_value, float* x, int64_t T,
+              int64_t streams, int64_t H, const bf16* norm_key, const bf16* norm_query, const bf16* norm_conv,
+              const bf16* conv, int64_t conv_k, int64_t dilation, float* conv_state, float* normed, float eps);
 
 // ---------------------------------------------------------------------------------------------------------
 // MoE (models/qwen_hybrid/moe.cpp)

@@ -44,32 +44,33 @@ struct PleHash {
   }
 };
 
-// The (N-1) * heads_per_ngram table rows of the token at history index i (i >= N - 1; hist(j) is the token at
-// history index j, the history being the carried context followed by the chunk). A token sh places back
-// counts only when no eos lies between it and token i, inclusive of itself; eos stands in otherwise.
+// Table row of head `head` of the token at history index i (i >= N - 1; hist(j) is the token at history index
+// j, the history being the carried context followed by the chunk). Head h of n-gram order n = h /
+// heads_per_ngram + 2 hashes the token and the n - 1 before it. A token sh places back counts only when no eos
+// lies between it and token i, inclusive of itself; eos stands in otherwise. One head at a time, so that a
+// decode step's heads hash in parallel threads (ple_embed_kernel).
+template <class Hist>
+DS4_HD inline int64_t ple_head_row(const PleHash& p, Hist hist, int64_t i, int head) {
+  const int n = head / p.heads_per_ngram + 2;
+  // int64 products wrap exactly as torch's do; unsigned arithmetic makes that well defined.
+  int64_t tok = hist(i);
+  uint64_t mixed = uint64_t(tok) * uint64_t(p.multipliers[0]);
+  bool ok = true;
+  for (int sh = 1; sh < n; sh++) {
+    tok = hist(i - sh);
+    ok = ok && tok != p.eos;
+    mixed ^= uint64_t(ok ? tok : p.eos) * uint64_t(p.multipliers[sh]);
+  }
+  const int64_t m = int64_t(mixed), size = p.head_sizes[head];
+  int64_t r = m % size;
+  if (r < 0) r += size;  // torch.remainder takes the divisor's sign
+  return r + p.head_offsets[head];
+}
+
+// The (N-1) * heads_per_ngram table rows of the token at history index i, head by head.
 template <class Hist>
 DS4_HD inline void ple_token_rows(const PleHash& p, Hist hist, int64_t i, int64_t* rows) {
-  int64_t shifted[PleHash::kMaxN];
-  shifted[0] = hist(i);
-  bool ok = true;
-  for (int sh = 1; sh < p.ngram; sh++) {
-    const int64_t tok = hist(i - sh);
-    ok = ok && tok != p.eos;
-    shifted[sh] = ok ? tok : p.eos;
-  }
-  for (int n = 2; n <= p.ngram; n++) {
-    // int64 products wrap exactly as torch's do; unsigned arithmetic makes that well defined.
-    uint64_t mixed = uint64_t(shifted[0]) * uint64_t(p.multipliers[0]);
-    for (int q = 1; q < n; q++) mixed ^= uint64_t(shifted[q]) * uint64_t(p.multipliers[q]);
-    const int64_t m = int64_t(mixed);
-    for (int h = 0; h < p.heads_per_ngram; h++) {
-      const int head = (n - 2) * p.heads_per_ngram + h;
-      const int64_t size = p.head_sizes[head];
-      int64_t r = m % size;
-      if (r < 0) r += size;  // torch.remainder takes the divisor's sign
-      rows[head] = r + p.head_offsets[head];
-    }
-  }
+  for (int head = 0; head < int(p.heads()); head++) rows[head] = ple_head_row(p, hist, i, head);
 }
 
 }  // namespace ds4::cuda

@@ -96,12 +96,14 @@ __device__ inline void choose_blocks(Value value, int nb, int k, void* topk_smem
   __syncthreads();
 }
 
-// DS4_CUDA_SELECT_LEAN=1 (measurement, default off): the decode kernel's own selection by topk.cuh's candidates
-// (warp_topk_set up to kWarpSetMaxN blocks, block_topk_range_set past that), in a second instantiation of the
-// kernel (head dim 256, __expf) so that the default one keeps its code. Host side.
-inline bool select_lean() {
-  static const bool on = switch_set("DS4_CUDA_SELECT_LEAN");
-  return on;
+// The decode kernel's own selection among many blocks: a second instantiation of the kernel (head dim 256,
+// __expf) whose selection is choose_blocks_lean, so that the default one keeps its code. Taken when the cache can
+// hold more than kLeanMinBlocks pooled blocks (score_stride: 8192 positions at R = 64, where block_topk_range_set
+// starts to beat the radix selection); DS4_CUDA_SELECT_LEAN=0 never takes it, =1 always (both to measure). Host side.
+constexpr int64_t kLeanMinBlocks = 128;
+inline bool select_lean(int64_t score_stride) {
+  static const int force = switch_int("DS4_CUDA_SELECT_LEAN", -1);
+  return force < 0 ? score_stride > kLeanMinBlocks : force != 0;
 }
 // Shared memory of choose_blocks_lean among up to n pooled blocks (select_topk_bytes covers its fallback; both are
 // whole words).
@@ -110,28 +112,22 @@ __host__ __device__ inline size_t select_lean_bytes(int64_t n) {
   return a > b ? a : b;
 }
 
-// choose_blocks' ranking (no radix set), out of line: choose_blocks_lean's fallback when equal scores straddle the
-// k-th place, whose code would otherwise sit in the kernel's path.
+// choose_blocks' ranking (no radix set), out of line: choose_blocks_lean's path for few blocks and its fallback when
+// equal scores straddle the k-th place, whose code would otherwise sit in the kernel's path.
 template <class Value>
 __device__ __noinline__ void choose_blocks_ranked(Value value, int nb, int k, void* topk_smem, Item* replay,
                                                   int* chosen, int* sorted) {
   choose_blocks(value, nb, k, topk_smem, replay, chosen, sorted, false);
 }
 
-// choose_blocks' contract with the candidates; topk_smem: select_lean_bytes(nb) bytes.
+// choose_blocks' contract: topk.cuh's block_topk_range_set past kLeanRangeMinN blocks (the probe: 128 blocks 1.6 us
+// against the radix selection's 1.7, 512 blocks 2.6 against 3.9), the ranking below that (1.2 us at 64 blocks) and
+// for the straddle. topk_smem: select_lean_bytes(nb) bytes.
+constexpr int kLeanRangeMinN = 64;
 template <class Value>
 __device__ inline void choose_blocks_lean(Value value, int nb, int k, void* topk_smem, Item* replay, int* chosen,
                                           int* sorted) {
-  if (nb <= kWarpSetMaxN) {
-    if (threadIdx.x < 32) {
-      const bool ok = warp_topk_set<kWarpSetMaxN / 32>(value, nb, k, sorted);
-      if (threadIdx.x == 0) chosen[0] = ok;  // the warp's verdict (the ranking writes chosen only after a barrier)
-    }
-    __syncthreads();
-    if (chosen[0]) return;
-  } else if (block_topk_range_set(value, nb, k, topk_smem, sorted)) {
-    return;
-  }
+  if (nb > kLeanRangeMinN && block_topk_range_set(value, nb, k, topk_smem, sorted)) return;
   choose_blocks_ranked(value, nb, k, topk_smem, replay, chosen, sorted);
 }
 

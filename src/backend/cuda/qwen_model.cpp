@@ -66,6 +66,18 @@ bool ple_tail_enabled() {
   static const bool on = detail::switch_on("DS4_CUDA_PLE_TAIL");
   return on;
 }
+// DS4_CUDA_PLE_EMBED=0: a decode step's n-gram rows, context and embeddings by ple_ngram_rows and gather_rows
+// (three launches) instead of ple_embed (one); the same values.
+bool ple_embed_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_PLE_EMBED");
+  return on;
+}
+// DS4_CUDA_PLE_KV=0: the fused tail's key and value projections as two passes instead of one (to measure the
+// merge; the value rows may take another GEMV kernel's summation order then).
+bool ple_kv_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_PLE_KV");
+  return on;
+}
 
 // DS4_CUDA_GDN_CONV_FUSED=0 runs the decode step's GDN conv as its own kernel instead of in the fused step (the same
 // bits).
@@ -565,7 +577,7 @@ class CudaQwenModel : public Model {
       int64_t ple_total = 0, ple_active = 0;
       if (l.ple) {
         const auto& p = *l.ple;
-        ple_active = n(p.key) + n(p.value) + n(p.norm_key) + n(p.norm_query) + n(p.norm_conv) + n(p.conv);
+        ple_active = n(p.kv) + n(p.norm_key) + n(p.norm_query) + n(p.norm_conv) + n(p.conv);
         ple_total = ple_active + n(p.table);
         ple_active += cfg_.ple_embed_dim;
       }
@@ -785,6 +797,10 @@ class CudaQwenModel : public Model {
         moe_block(l.moe, mixed, T, to_streams);
       }
     }
+    // The position moves on as soon as no layer reads it any more: here its one-thread kernel follows a short
+    // mixer pass, where after the lm_head it sat between that long pass and the greedy pick, whose blocks were
+    // then scheduled only after the lm_head finished (3.8 us of hand-off a step in the trace).
+    advance_position(ctx_, st.pos_dev.get(), T);
     // The draft head reads every row's final hidden state; otherwise only the rows asked for are mixed.
     const int64_t first = rows_all || w_.mtp ? 0 : T - 1;
     auto head_span = span("final mix and lm_head");
@@ -793,7 +809,6 @@ class CudaQwenModel : public Model {
     auto lm_span = span("lm_head linear");
     if (!rows_all)
       linear(ctx_, hidden_.get() + (T - 1 - first) * H, 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
-    advance_position(ctx_, st.pos_dev.get(), T);
   }
 
   BlockProfiler::Span prof(const char* name) const { return profiler_.span(ctx_.stream(), name, !profiling_); }
@@ -1052,30 +1067,45 @@ class CudaQwenModel : public Model {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, E = c.ple_embed_dim;
     const float eps = float(c.rms_eps);
+    const bf16 *key_w = p.kv.p(), *value_w = p.kv.p() + D * E;
     ScratchScope scope(ctx_.scratch());
     int64_t* rows = take<int64_t>(T * p.heads);
     float* emb = take<float>(T * E);
+    {
+      auto p1 = prof("ple.hash+gather");
+      if (ple_embed_enabled() && ple_embed_supported(p.hash, T)) {
+        ple_embed(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), p.table.p(), p.head_dim, rows, emb);
+      } else {
+        ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
+        gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
+      }
+    }
+    auto p2 = prof("ple.rest");
+    float* normed = take<float>(T * D);
+    if (ple_tail_enabled() && ple_tail_supported(T, S, H)) {  // the same bits as the composition below
+      if (ple_kv_enabled()) {  // one pass over both projections: token t's key row, then its value row
+        float* kv = take<float>(T * (D + H));
+        linear(ctx_, emb, T, E, p.kv.p(), D + H, kv);
+        ple_tail(ctx_, kv, D + H, kv + D, D + H, x, T, S, H, p.norm_key.p(), p.norm_query.p(), p.norm_conv.p(),
+                 p.conv.p(), c.ple_conv_kernel, c.ngram_size, ls.ple_conv.get(), normed, eps);
+      } else {
+        float* key = take<float>(T * D);
+        float* value = take<float>(T * H);
+        linear(ctx_, emb, T, E, key_w, D, key);
+        linear(ctx_, emb, T, E, value_w, H, value);
+        ple_tail(ctx_, key, D, value, H, x, T, S, H, p.norm_key.p(), p.norm_query.p(), p.norm_conv.p(), p.conv.p(),
+                 c.ple_conv_kernel, c.ngram_size, ls.ple_conv.get(), normed, eps);
+      }
+      return;
+    }
     float* key = take<float>(T * D);
     float* value = take<float>(T * H);
     float* query = take<float>(T * D);
     float* gated = take<float>(T * D);
-    float* normed = take<float>(T * D);
     float* conv = take<float>(T * D);
-    {
-      auto p1 = prof("ple.hash+gather");
-      ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
-      gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
-    }
-    auto p2 = prof("ple.rest");
-    linear(ctx_, emb, T, E, p.key.p(), D, key);
-    if (ple_tail_enabled() && ple_tail_supported(T, S, H)) {  // the same bits as the composition below
-      linear(ctx_, emb, T, E, p.value.p(), H, value);
-      ple_tail(ctx_, key, value, x, T, S, H, p.norm_key.p(), p.norm_query.p(), p.norm_conv.p(), p.conv.p(),
-               c.ple_conv_kernel, c.ngram_size, ls.ple_conv.get(), normed, eps);
-      return;
-    }
+    linear(ctx_, emb, T, E, key_w, D, key);
     rms_norm_offset(ctx_, key, p.norm_key.p(), key, T, D, H, eps);
-    linear(ctx_, emb, T, E, p.value.p(), H, value);
+    linear(ctx_, emb, T, E, value_w, H, value);
     rms_norm_offset(ctx_, x, p.norm_query.p(), query, T, D, H, eps);
     ple_gate(ctx_, key, query, value, T, S, H, gated);
     rms_norm_offset(ctx_, gated, p.norm_conv.p(), normed, T, D, H, eps);

@@ -172,8 +172,9 @@ DPle build_ple(Builder& b, const qwen::PleWeights* p, const qwen::Config& c, int
   for (auto s : sizes) rows += s;
   rows = (rows + c.ngram_divisor - 1) / c.ngram_divisor * c.ngram_divisor;
   d.table = b.mat(p ? &p->table : nullptr, rows, d.head_dim, 1.0f);
-  d.key = b.proj(p ? &p->key : nullptr, D, E);
-  d.value = b.proj(p ? &p->value : nullptr, H, E);
+  d.kv = b.alloc(D + H, E);
+  b.fill(d.kv, 0, p ? &p->key : nullptr, D, Builder::fan_in(E));
+  b.fill(d.kv, D, p ? &p->value : nullptr, H, Builder::fan_in(E));
   d.norm_key = b.norm(p ? &p->norm_key : nullptr, D);
   d.norm_query = b.norm(p ? &p->norm_query : nullptr, D);
   d.norm_conv = b.norm(p ? &p->norm_conv : nullptr, D);

@@ -44,7 +44,9 @@ struct DMoe {
 };
 
 struct DPle {
-  DMat table, key, value, norm_key, norm_query, norm_conv, conv;
+  DMat table;
+  DMat kv;  // [key (hc_count * H) | value (H)] x ple_embed_dim: both projections of the embedding in one pass
+  DMat norm_key, norm_query, norm_conv, conv;
   PleHash hash;
   int64_t heads = 0, head_dim = 0;
 };

@@ -434,13 +434,12 @@ __device__ bool block_topk_set(Value value, int n, int k, void* smem, int* out) 
 }
 
 // ----------------------------------------------------------------------------------------------------------
-// Candidates for the decode kernel's QSA selection (DS4_CUDA_SELECT_LEAN, qsa.cuh's choose_blocks_lean)
+// The decode kernel's QSA selection over many blocks (qsa.cuh's choose_blocks_lean)
 // ----------------------------------------------------------------------------------------------------------
-// Session 25 (bench/RESULTS.md): in the H200 probe both were faster than the model's selection (512 values 2.5 us
-// against 3.9, 64 values 0.7 against 1.2), in the decode kernel neither paid, inline or out of line, while the
-// kernel's code grew. They stay as a second instantiation of the decode kernel (the default one's code unchanged),
-// written for few instructions (loops not unrolled), so that one binary can A/B them and a trace can show where
-// their time goes.
+// Session 25 (bench/RESULTS.md): in the H200 probe faster than the model's selection past about 128 blocks (512
+// values 2.5 us against 3.9); inline in the default decode kernel it cost more than it saved (the kernel's code
+// grew), so it lives in a second instantiation, taken when the cache can hold more than 128 blocks (session 26:
+// +0.4 % decode after a 32768-token prompt), written for few instructions (loops not unrolled).
 
 // The set by a radix search over d = o - lo, the order bits' distance from the row's smallest value: the first pass
 // bins the top 8 bits of the row's range (block_topk_set's first pass bins the top 8 bits of o, where indexer scores
@@ -513,51 +512,6 @@ __device__ bool block_topk_range_set(Value value, int n, int k, void* smem, int*
     return false;
   }
   write_chosen_in_order(ob, n, pmask, prefix, out, sh);  // ob holds d: the first pass wrote it before its barrier
-  return true;
-}
-
-// The set by one warp's ranks, for rows of at most 32 * PER values: lane l holds the keys of elements l + 32 u and
-// ranks each against every key of the row, taken from its lane by a shuffle (no shared memory, no barrier); the
-// chosen elements (rank below k) are written in index order from the warp's ballots. One warp calls it (all 32
-// lanes); 1 <= k < n <= 32 * PER. Returns true (in every lane) with out[0..k) the top k in ascending order, or false,
-// out untouched, when the k-th and (k+1)-th keys carry the same value.
-constexpr int kWarpSetMaxN = 64;
-
-template <int PER, class Value>
-__device__ bool warp_topk_set(Value value, int n, int k, int* out) {
-  const int lane = int(threadIdx.x & 31);
-  unsigned long long key[PER];
-  int rank[PER];
-#pragma unroll
-  for (int u = 0; u < PER; u++) {
-    key[u] = lane + 32 * u < n ? topk_key(value(lane + 32 * u), lane + 32 * u) : 0ull;
-    rank[u] = 0;
-  }
-#pragma unroll
-  for (int u = 0; u < PER; u++) {
-#pragma unroll 1
-    for (int j = 0; j < 32; j++) {
-      const unsigned long long kj = __shfl_sync(0xffffffffu, key[u], j);  // 0 past n: above no real key
-#pragma unroll
-      for (int v = 0; v < PER; v++) rank[v] += kj > key[v] ? 1 : 0;
-    }
-  }
-  unsigned kth = 0, next = 0;  // the value bits of the keys ranked k - 1 and k (each in one lane)
-#pragma unroll
-  for (int u = 0; u < PER; u++) {
-    const bool real = lane + 32 * u < n;
-    if (real && rank[u] == k - 1) kth = unsigned(key[u] >> 32);
-    if (real && rank[u] == k) next = unsigned(key[u] >> 32);
-  }
-  if (__reduce_max_sync(0xffffffffu, kth) == __reduce_max_sync(0xffffffffu, next)) return false;
-  int before = 0;
-#pragma unroll
-  for (int u = 0; u < PER; u++) {
-    const bool chosen = lane + 32 * u < n && rank[u] < k;
-    const unsigned b = __ballot_sync(0xffffffffu, chosen);
-    if (chosen) out[before + __popc(b & ((1u << lane) - 1u))] = lane + 32 * u;
-    before += __popc(b);
-  }
   return true;
 }
 
