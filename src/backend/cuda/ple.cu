@@ -61,7 +61,9 @@ __global__ void __launch_bounds__(kEmbedThreads)
     srow[j] = r;
     rows[j] = r;
   }
+  pdl.mark(0);       // trace builds: thread 0's rows hashed
   __syncthreads();  // every read of the context done
+  pdl.mark(1);
   if (threadIdx.x == 0)
     for (int r = 0; r < ctx; r++) {  // as ple_context_kernel
       const int src = T + r;
@@ -84,6 +86,7 @@ __global__ void __launch_bounds__(kEmbedThreads)
       if (e < total) emb[e] = __bfloat162float(v[j]);
     }
   }
+  pdl.mark(2);  // thread 0's embeddings stored
 }
 
 // ple_gate: one block of kGateThreads per (token, stream) row. The gate from the row's float64 dot of key and
