@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -76,6 +77,46 @@ TEST(CudaGreedy, ReportsTheFirstNanOrInfinity) {
 TEST(CudaGreedy, RepeatedCallsAgree) {
   const auto row = rand_vec(248320, -5.0f, 5.0f, 99);
   for (int i = 0; i < 5; i++) check(row, "call " + std::to_string(i));
+}
+
+// linear_pick is linear then greedy_pick: the same logits, bit for bit, and the same pick, on shapes that take the
+// tall GEMV's fused pick (at least 64 rows per multiprocessor slot, K of 1024 to 2560) and one that does not. Each
+// row's logit is W[row][0] (bf16-exact, x = e0), so the rows can be chosen: random, ties, -inf masks, NaN and +inf.
+TEST(CudaGreedy, LinearPickEqualsLinearThenPick) {
+  const int64_t K = 1024, slots = 64 * int64_t(ctx().sm_count());
+  std::vector<float> x(size_t(K), 0.0f);
+  x[0] = 1.0f;
+  auto dx = upload(x);
+  for (const int64_t N : {slots + 551, 3 * slots + 7, int64_t(300)}) {
+    auto base = rand_vec(size_t(N), -30.0f, 30.0f, uint32_t(N));
+    std::vector<std::pair<std::string, std::vector<float>>> rows;
+    rows.emplace_back("random", base);
+    auto r = base;
+    for (auto& v : r) v = std::round(v / 8.0f);
+    rows.emplace_back("ties", r);
+    for (size_t i = 0; i < r.size(); i += 3) r[i] = -kInf;
+    rows.emplace_back("masked tokens", r);
+    r[size_t(N) - 2] = kInf;
+    rows.emplace_back("+inf late", r);
+    r[size_t(N) / 2] = std::numeric_limits<float>::quiet_NaN();
+    rows.emplace_back("NaN before +inf", r);
+    std::fill(r.begin(), r.end(), -kInf);
+    rows.emplace_back("all -inf", r);
+    for (const auto& [what, logits] : rows) {
+      std::vector<float> w(size_t(N * K), 0.0f);
+      for (int64_t n = 0; n < N; n++) w[size_t(n * K)] = logits[size_t(n)];
+      auto dw = upload(to_bf16(w));
+      auto ya = nan_buffer<float>(size_t(N)), yb = nan_buffer<float>(size_t(N));
+      auto pa = nan_buffer<int32_t>(2), pb = nan_buffer<int32_t>(2);
+      linear_pick(ctx(), dx.get(), K, dw.get(), N, ya.get(), pa.get());
+      linear(ctx(), dx.get(), 1, K, dw.get(), N, yb.get());
+      greedy_pick(ctx(), yb.get(), N, pb.get());
+      const auto a = download(ya), b = download(yb);
+      ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << what << " N=" << N;
+      EXPECT_EQ(download(pa), download(pb)) << what << " N=" << N;
+      EXPECT_EQ(download(pa), host_pick(b)) << what << " N=" << N;
+    }
+  }
 }
 
 }  // namespace

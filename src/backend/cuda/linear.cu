@@ -14,6 +14,7 @@
 #include "backend/cuda/blas.h"
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/gemv.cuh"
+#include "backend/cuda/greedy.cuh"
 
 namespace ds4::cuda {
 namespace {
@@ -351,8 +352,14 @@ constexpr int64_t kTallMaxK = int64_t(2) * 32 * kTallJ * 8;  // 2560
 constexpr int kTallBlocksPerSm = 3;                      // 80 registers: 3 blocks of 8 warps a multiprocessor
 constexpr int kTallPairs = kRowWarps / 2;
 
+// kPick (linear_pick, the lm_head of a greedy step): each pair's writing lane also keeps the best of the rows it
+// writes (greedy.cuh; its rows increase), the block merges its pairs', and the last block to finish picks from
+// every block's: the greedy pick without greedy_pick's launch, whose blocks found room only as the lm_head's left
+// (3.7-3.9 us of hand-off and 3.9 of run a step in the H200 trace).
+template <bool kPick>
 __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
-    gemv_tall_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y) {
+    gemv_tall_kernel(const float* x, int64_t K, const bf16* W, int64_t N, float* y, detail::GreedyBest* part,
+                     int* counter, int32_t* pick) {
   __shared__ float red[2][kRowWarps];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31), pair = warp / 2;
   const int64_t np = int64_t(gridDim.x) * kTallPairs, gp0 = int64_t(blockIdx.x) * kTallPairs, gp = gp0 + pair;
@@ -369,6 +376,7 @@ __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   detail::XSlice<kTallJ> xs;
   xs.load(x, ks.begin, ks.end);
+  [[maybe_unused]] detail::GreedyBest best = detail::greedy_none();
   // The same number of steps for every pair of the block (its first pair's rows), so that the emulator's block
   // barrier stands in for the pair's own; a pair past its last row only keeps step.
   for (int64_t i = 0; gp0 + np * i < N; i++) {
@@ -388,7 +396,20 @@ __global__ void __launch_bounds__(kRowWarps * 32, kTallBlocksPerSm)
       sum += red[i & 1][warp];
       sum += red[i & 1][warp + 1];
       y[row] = sum;
+      if constexpr (kPick) detail::greedy_see(best, sum, int(row));
     }
+  }
+  if constexpr (kPick) {
+    __shared__ detail::GreedyBest pair_best[kTallPairs];
+    if (warp % 2 == 0 && lane == 0) pair_best[pair] = best;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      detail::GreedyBest b = pair_best[0];
+      for (int q = 1; q < kTallPairs; q++) b = detail::greedy_merge(b, pair_best[q]);
+      part[blockIdx.x] = b;
+    }
+    if (!detail::last_block_of(counter, int(gridDim.x))) return;
+    detail::greedy_finish<kRowWarps * 32>(part, int(gridDim.x), y, pick);
   }
 }
 
@@ -544,15 +565,31 @@ bool tall_enabled() {
   return on;
 }
 
+// Whether a one-token GEMV of this shape (rows_path) takes gemv_tall_kernel.
+bool tall_path(const Context& ctx, int64_t K, int64_t N) {
+  const RowsShape rs = rows_shape(ctx, K, N);
+  return rs.bulk && rs.P == 2 && bulk_enabled() && K <= kTallMaxK && tall_enabled();
+}
+
+// pick: the greedy pick of y too (linear_pick).
+void launch_gemv_tall(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y, int32_t* pick) {
+  const int64_t blocks = detail::imin(int64_t(kTallBlocksPerSm) * ctx.sm_count(), (N + kTallPairs - 1) / kTallPairs);
+  if (!pick) {
+    detail::launch(ctx, gemv_tall_kernel<false>, unsigned(blocks), kRowWarps * 32, 0, x, K, W, N, y, nullptr, nullptr,
+                   nullptr);
+  } else {
+    ScratchScope scope(ctx.scratch());
+    auto* part = ctx.scratch().take<detail::GreedyBest>(size_t(blocks));
+    detail::launch(ctx, gemv_tall_kernel<true>, unsigned(blocks), kRowWarps * 32, 0, x, K, W, N, y, part,
+                   ctx.counters(), pick);
+  }
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
 template <bool kStreams>
 void launch_gemv_rows_as(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, const RowsOut& o) {
   const RowsShape rs = rows_shape(ctx, K, N);
-  if (rs.bulk && rs.P == 2 && !kStreams && bulk_enabled() && K <= kTallMaxK && tall_enabled()) {
-    const int64_t blocks = detail::imin(int64_t(kTallBlocksPerSm) * ctx.sm_count(), (N + kTallPairs - 1) / kTallPairs);
-    detail::launch(ctx, gemv_tall_kernel, unsigned(blocks), kRowWarps * 32, 0, x, K, W, N, o.y);
-    DS4_CUDA_CHECK_LAUNCH();
-    return;
-  }
+  if (!kStreams && tall_path(ctx, K, N)) return launch_gemv_tall(ctx, x, K, W, N, o.y, nullptr);
 #ifndef DS4_CUDA_EMU  // the rows kernel sums the same slices the same way
   if (rs.bulk && !kStreams && bulk_enabled()) {
     detail::allow_smem(ctx, gemv_bulk_kernel, kBulkSmem);
@@ -758,6 +795,20 @@ void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, i
     return;
   }
   linear_blas(ctx, x, T, K, W, N, y);
+}
+
+// DS4_CUDA_FUSED_PICK=0: linear_pick runs linear and then greedy_pick (the same logits and pick), to measure.
+bool fused_pick_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_FUSED_PICK");
+  return on;
+}
+
+void linear_pick(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y, int32_t* pick) {
+  detail::require(K > 0 && N >= 1 && N < (int64_t(1) << 31) && y && pick, "linear_pick: bad shape or operand");
+  if (fused_pick_enabled() && rows_path(K, W, x) && tall_path(ctx, K, N))
+    return launch_gemv_tall(ctx, x, K, W, N, y, pick);
+  linear(ctx, x, 1, K, W, N, y);
+  greedy_pick(ctx, y, N, pick);
 }
 
 void linear(Context& ctx, const float* x, int64_t T, int64_t K, const bf16* W, int64_t N, const RowsOut& out) {

@@ -215,6 +215,10 @@ QsaFused attn_prep_qsa(Context& ctx, const float* pr, int64_t ld, const AttnPrep
 // kGreedyAllNegInf} when every logit is -inf. V >= 1.
 constexpr int32_t kGreedyOk = 0, kGreedyNan = 1, kGreedyPosInf = 2, kGreedyAllNegInf = 3;
 void greedy_pick(Context& ctx, const float* logits, int64_t V, int32_t* out);
+// linear of one token (its bits) and greedy_pick of the row it writes, y [N] and out[0..1]: for the lm_head of a
+// decode step, whose GEMV then picks as its last block finishes instead of a second launch (where the shape takes
+// the tall one-token kernel; otherwise the two calls). 1 <= N < 2^31.
+void linear_pick(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y, int32_t* out);
 
 // ---------------------------------------------------------------------------------------------------------
 // Causal depthwise conv1d (cpu/conv1d.h)

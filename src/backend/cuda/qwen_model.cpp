@@ -434,6 +434,10 @@ class CudaQwenModel : public Model {
   void pick_rows(int64_t rows) const {
     const int64_t V = cfg_.vocab_size;
     for (int64_t r = 0; r < rows; r++) greedy_pick(ctx_, logits_dev_.get() + r * V, V, pick_dev_.get() + 2 * r);
+    copy_picks(rows);
+  }
+  // The first `rows` picks already in pick_dev_ (a linear_pick's) into pick_host_, queued.
+  void copy_picks(int64_t rows) const {
     DS4_CUDA_CHECK(cudaMemcpyAsync(pick_host_.get(), pick_dev_.get(), size_t(2 * rows) * sizeof(int32_t),
                                    cudaMemcpyDeviceToHost, ctx_.stream()));
   }
@@ -621,9 +625,14 @@ class CudaQwenModel : public Model {
       profiler_.collect();
     }
     if (pick) {
-      // Every row: its lm_head row as the out path below computes it (the same GEMV call, the same bits).
-      if (rows_all) linear(ctx_, hidden_.get(), T, H, w_.head().p(), V, logits_dev_.get());
-      pick_rows(rows_all ? T : 1);
+      // Every row: its lm_head row as the out path below computes it (the same GEMV call, the same bits); one
+      // row: the step's linear_pick left it picked.
+      if (rows_all) {
+        linear(ctx_, hidden_.get(), T, H, w_.head().p(), V, logits_dev_.get());
+        pick_rows(T);
+      } else {
+        copy_picks(1);
+      }
       if (timed) step_clock_.end(ctx_.stream());
       ctx_.synchronize();
       if (timed) step_clock_.collect();
@@ -699,9 +708,9 @@ class CudaQwenModel : public Model {
     add(ctx_, u, o, u, T * H);
     rms_norm_offset(ctx_, u, m.norm.p(), a, T, H, H, eps);
     st.mtp_pos += T;
-    if (pick) {  // the last pair's row, as the out path computes it (one row: the same GEMV call)
-      linear(ctx_, a + (T - 1) * H, 1, H, w_.head().p(), V, logits_dev_.get());
-      pick_rows(1);
+    if (pick) {  // the last pair's row, as the out path computes it (one row: the same GEMV's sums)
+      linear_pick(ctx_, a + (T - 1) * H, H, w_.head().p(), V, logits_dev_.get(), pick_dev_.get());
+      copy_picks(1);
       ctx_.synchronize();
       return;
     }
@@ -807,8 +816,10 @@ class CudaQwenModel : public Model {
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
     if (w_.mtp) copy_async(ctx_, st.last_hidden.get() + row0 * H, hidden_.get(), size_t(T * H) * sizeof(float));
     auto lm_span = span("lm_head linear");
+    // The last row's logits and its greedy pick (pick_dev_), which a greedy caller copies and another ignores.
     if (!rows_all)
-      linear(ctx_, hidden_.get() + (T - 1 - first) * H, 1, H, w_.head().p(), c.vocab_size, logits_dev_.get());
+      linear_pick(ctx_, hidden_.get() + (T - 1 - first) * H, H, w_.head().p(), c.vocab_size, logits_dev_.get(),
+                  pick_dev_.get());
   }
 
   BlockProfiler::Span prof(const char* name) const { return profiler_.span(ctx_.stream(), name, !profiling_); }
