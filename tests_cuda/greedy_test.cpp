@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "backend/cuda/switches.h"
 #include "core/error.h"
 #include "engine/logits_check.h"
 
@@ -106,6 +107,9 @@ TEST(CudaGreedy, LinearPickEqualsLinearThenPick) {
       std::vector<float> w(size_t(N * K), 0.0f);
       for (int64_t n = 0; n < N; n++) w[size_t(n * K)] = logits[size_t(n)];
       auto dw = upload(to_bf16(w));
+      // Fused on the tall shapes unless DS4_CUDA_FUSED_PICK=0 runs the two calls.
+      ASSERT_EQ(linear_pick_fused(ctx(), dx.get(), K, dw.get(), N), N != 300 && detail::switch_on("DS4_CUDA_FUSED_PICK"))
+          << what << " N=" << N;
       auto ya = nan_buffer<float>(size_t(N)), yb = nan_buffer<float>(size_t(N));
       auto pa = nan_buffer<int32_t>(2), pb = nan_buffer<int32_t>(2);
       linear_pick(ctx(), dx.get(), K, dw.get(), N, ya.get(), pa.get());

@@ -803,10 +803,13 @@ bool fused_pick_enabled() {
   return on;
 }
 
+bool linear_pick_fused(const Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N) {
+  return fused_pick_enabled() && rows_path(K, W, x) && tall_path(ctx, K, N);
+}
+
 void linear_pick(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y, int32_t* pick) {
   detail::require(K > 0 && N >= 1 && N < (int64_t(1) << 31) && y && pick, "linear_pick: bad shape or operand");
-  if (fused_pick_enabled() && rows_path(K, W, x) && tall_path(ctx, K, N))
-    return launch_gemv_tall(ctx, x, K, W, N, y, pick);
+  if (linear_pick_fused(ctx, x, K, W, N)) return launch_gemv_tall(ctx, x, K, W, N, y, pick);
   linear(ctx, x, 1, K, W, N, y);
   greedy_pick(ctx, y, N, pick);
 }

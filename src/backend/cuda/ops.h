@@ -219,6 +219,9 @@ void greedy_pick(Context& ctx, const float* logits, int64_t V, int32_t* out);
 // decode step, whose GEMV then picks as its last block finishes instead of a second launch (where the shape takes
 // the tall one-token kernel; otherwise the two calls). 1 <= N < 2^31.
 void linear_pick(Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N, float* y, int32_t* out);
+// Whether linear_pick of this operand and shape picks inside the GEMV (otherwise it is linear then greedy_pick, and
+// a caller that may not want the pick runs linear alone).
+bool linear_pick_fused(const Context& ctx, const float* x, int64_t K, const bf16* W, int64_t N);
 
 // ---------------------------------------------------------------------------------------------------------
 // Causal depthwise conv1d (cpu/conv1d.h)

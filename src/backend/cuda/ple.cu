@@ -38,13 +38,17 @@ __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, con
     ple_token_rows(p, hist, ctx + t, rows + t * heads);
 }
 
-// new context[r] = history[T + r]; ascending r never reads an entry already replaced (T >= 1).
-__global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
-  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+// new context[r] = history[T + r]; ascending r never reads an entry already replaced (T >= 1). One thread.
+__device__ __forceinline__ void carry_context(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
   for (int64_t r = 0; r < ctx; r++) {
     const int64_t src = T + r;
     context[r] = src < ctx ? context[src] : int64_t(tokens[src - ctx]);
   }
+}
+
+__global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  carry_context(tokens, T, ctx, context);
 }
 
 // ple_ngram_rows + gather_rows for a chunk of T <= kPleTailMaxT tokens in one block (see the top).
@@ -64,11 +68,7 @@ __global__ void __launch_bounds__(kEmbedThreads)
   pdl.mark(0);       // trace builds: thread 0's rows hashed
   __syncthreads();  // every read of the context done
   pdl.mark(1);
-  if (threadIdx.x == 0)
-    for (int r = 0; r < ctx; r++) {  // as ple_context_kernel
-      const int src = T + r;
-      context[r] = src < ctx ? context[src] : int64_t(tokens[src - ctx]);
-    }
+  if (threadIdx.x == 0) carry_context(tokens, T, ctx, context);
   // The gather, kGatherBatch elements a thread at a time with every load issued before the first store (a load
   // after a store through another pointer was one memory round trip each: 10 a thread, 8.6 us of the kernel).
   constexpr int kGatherBatch = 8;
@@ -290,18 +290,20 @@ void ple_tail(Context& ctx, const float* key, int64_t ld_key, const float* value
               const bf16* conv, int64_t conv_k, int64_t dilation, float* conv_state, float* normed, float eps) {
   detail::require_supported(ple_tail_supported(T, streams, H),
                             "ple_tail: needs 1 <= T <= 8 and 1024 < H <= 4096 (the composition covers the rest)");
-  detail::require(conv_k >= 1 && dilation >= 1 && ld_key >= streams * H && ld_value >= H, "ple_tail: bad conv shape or row stride");
+  detail::require(conv_k >= 1 && dilation >= 1 && ld_key >= streams * H && ld_value >= H,
+                  "ple_tail: bad conv shape or row stride");
   detail::require(key && value && x && norm_key && norm_query && norm_conv && conv && normed &&
                       (conv_state || conv_k == 1),
                   "ple_tail: null operand");
   const TailArgs a{key, value, ld_key, ld_value, x, norm_key, norm_query, norm_conv, conv, conv_state, normed, int(T),
                    int(streams), int(H), int(conv_k), int(dilation), eps};
-  // Staging copies whole 16-byte pieces of every row (H % 8 == 0, and the operands' starts 16-byte aligned).
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  // Staging copies whole 16-byte pieces of every row (H % 8 == 0, and the operands' starts 16-byte aligned); its
+  // bytes and the kernel's static `red` must fit one block.
+  using detail::aligned16;
   const int64_t staged_bytes = tail_smem(H, conv_k, dilation, T, true).bytes;
-  const bool staged = tail_stage_enabled() && H % 8 == 0 && staged_bytes + int64_t(32 * sizeof(double)) <= int64_t(ctx.smem_optin()) &&  // + red
-                      aligned(norm_key) && aligned(norm_query) && aligned(norm_conv) && aligned(conv) &&
-                      (conv_k == 1 || aligned(conv_state));
+  const bool fits = staged_bytes + int64_t(32 * sizeof(double)) <= int64_t(ctx.smem_optin());
+  const bool staged = tail_stage_enabled() && H % 8 == 0 && fits && aligned16(norm_key) && aligned16(norm_query) &&
+                      aligned16(norm_conv) && aligned16(conv) && (conv_k == 1 || aligned16(conv_state));
   if (staged) {
     detail::allow_smem(ctx, ple_tail_kernel<true>, size_t(staged_bytes));
     detail::launch(ctx, ple_tail_kernel<true>, unsigned(streams), kTailThreads, size_t(staged_bytes), a);

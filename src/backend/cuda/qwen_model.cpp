@@ -626,12 +626,14 @@ class CudaQwenModel : public Model {
     }
     if (pick) {
       // Every row: its lm_head row as the out path below computes it (the same GEMV call, the same bits); one
-      // row: the step's linear_pick left it picked.
+      // row: the step's lm_head left it picked (head_picks), or it is picked here.
       if (rows_all) {
         linear(ctx_, hidden_.get(), T, H, w_.head().p(), V, logits_dev_.get());
         pick_rows(T);
-      } else {
+      } else if (head_picks(head_row(T, rows_all))) {
         copy_picks(1);
+      } else {
+        pick_rows(1);
       }
       if (timed) step_clock_.end(ctx_.stream());
       ctx_.synchronize();
@@ -709,7 +711,7 @@ class CudaQwenModel : public Model {
     rms_norm_offset(ctx_, u, m.norm.p(), a, T, H, H, eps);
     st.mtp_pos += T;
     if (pick) {  // the last pair's row, as the out path computes it (one row: the same GEMV's sums)
-      linear_pick(ctx_, a + (T - 1) * H, H, w_.head().p(), V, logits_dev_.get(), pick_dev_.get());
+      head_pick(a + (T - 1) * H, true);
       copy_picks(1);
       ctx_.synchronize();
       return;
@@ -806,20 +808,36 @@ class CudaQwenModel : public Model {
         moe_block(l.moe, mixed, T, to_streams);
       }
     }
-    // The position moves on as soon as no layer reads it any more: here its one-thread kernel follows a short
-    // mixer pass, where after the lm_head it sat between that long pass and the greedy pick, whose blocks were
-    // then scheduled only after the lm_head finished (3.8 us of hand-off a step in the trace).
+    // The position moves on as soon as no layer reads it any more: its one-thread kernel follows a short mixer
+    // pass instead of waiting behind the lm_head (its chain 4.5 -> 2.5 us a step in the trace).
     advance_position(ctx_, st.pos_dev.get(), T);
-    // The draft head reads every row's final hidden state; otherwise only the rows asked for are mixed.
-    const int64_t first = rows_all || w_.mtp ? 0 : T - 1;
+    const int64_t first = mixed_first(T, rows_all);
     auto head_span = span("final mix and lm_head");
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
     if (w_.mtp) copy_async(ctx_, st.last_hidden.get() + row0 * H, hidden_.get(), size_t(T * H) * sizeof(float));
     auto lm_span = span("lm_head linear");
-    // The last row's logits and its greedy pick (pick_dev_), which a greedy caller copies and another ignores.
-    if (!rows_all)
-      linear_pick(ctx_, hidden_.get() + (T - 1 - first) * H, H, w_.head().p(), c.vocab_size, logits_dev_.get(),
-                  pick_dev_.get());
+    // The last row's logits, and where the GEMV picks as it writes them, its greedy pick (pick_dev_), which a
+    // greedy caller copies and another ignores (head_pick).
+    if (!rows_all) head_pick(head_row(T, rows_all), false);
+  }
+
+  // The first of a step's T rows that the final mix writes into hidden_: the draft head reads every row's final
+  // hidden state; otherwise only the rows asked for are mixed.
+  int64_t mixed_first(int64_t T, bool rows_all) const { return rows_all || w_.mtp ? 0 : T - 1; }
+  // The lm_head row of hidden_ that step() computes alone (!rows_all).
+  const float* head_row(int64_t T, bool rows_all) const {
+    return hidden_.get() + (T - 1 - mixed_first(T, rows_all)) * cfg_.hidden_size;
+  }
+  // Whether the lm_head of row x leaves its greedy pick in pick_dev_ (linear_pick_fused).
+  bool head_picks(const float* x) const {
+    return linear_pick_fused(ctx_, x, cfg_.hidden_size, w_.head().p(), cfg_.vocab_size);
+  }
+  // Row x's logits into logits_dev_ with, where the GEMV picks as it writes (head_picks) or when `pick` asks for it,
+  // its greedy pick in pick_dev_: no greedy kernel for a caller that samples.
+  void head_pick(const float* x, bool pick) const {
+    const int64_t H = cfg_.hidden_size, V = cfg_.vocab_size;
+    if (head_picks(x) || pick) linear_pick(ctx_, x, H, w_.head().p(), V, logits_dev_.get(), pick_dev_.get());
+    else linear(ctx_, x, 1, H, w_.head().p(), V, logits_dev_.get());
   }
 
   BlockProfiler::Span prof(const char* name) const { return profiler_.span(ctx_.stream(), name, !profiling_); }
