@@ -174,6 +174,72 @@ TEST(CudaPle, EmbedEqualsRowsAndGather) {
   }
 }
 
+// step_inputs is fill_positions + embed_streams + ple_embed in one launch: the same positions, streams, rows,
+// embeddings and carried context, byte for byte, over chunks of every length ple_embed takes, with the tokens in
+// device memory and in pinned host memory read in place (a replayed decode step's), copied to the device when
+// asked; without the PLE part also for a chunk longer than the tokens the kernel stages. The position is read from
+// the device and moved on in place (a replayed step's), or given by the host and written moved on.
+TEST(CudaPle, StepInputsEqualTheOps) {
+  const int64_t H = 40, S = 4, V = 1000, E = 48;
+  auto p = make_ple(32, S, E, 3, 3);
+  const int64_t heads = p.hash.heads(), hd = E / heads;
+  const Weight table(size_t(V * H), 1.0f, 11);
+  qwen::PleState s;
+  qwen::init_ple_state(s, p.c);
+  auto ctx_a = upload(s.context), ctx_b = upload(s.context);
+  int32_t* pinned = nullptr;
+  DS4_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned), 300 * sizeof(int32_t)));
+  DeviceBuffer<int64_t> pos(1);
+  uint32_t seed = 300;
+  int64_t p0 = 0;
+  for (int64_t T : {1, 8, 3, 1, 5, 1, 300}) {
+    const bool ple = T <= 8;
+    for (const bool host : {false, true}) {
+      const std::string what = "T=" + std::to_string(T) + (host ? " (host tokens)" : "");
+      const auto tokens = tokens_with_eos(T, seed++);
+      auto dt = upload(tokens);
+      std::copy(tokens.begin(), tokens.end(), pinned);
+      pos.upload(std::vector<int64_t>{p0});
+      const SeqPos sp{pos.get(), p0 + 16};
+      auto pos3_a = nan_buffer<int32_t>(size_t(3 * T)), pos3_b = nan_buffer<int32_t>(size_t(3 * T));
+      auto x_a = nan_buffer<float>(size_t(T * S * H)), x_b = nan_buffer<float>(size_t(T * S * H));
+      auto rows_a = nan_buffer<int64_t>(size_t(T * heads)), rows_b = nan_buffer<int64_t>(size_t(T * heads));
+      auto emb_a = nan_buffer<float>(size_t(T * E)), emb_b = nan_buffer<float>(size_t(T * E));
+      auto copy = nan_buffer<int32_t>(size_t(T));
+      fill_positions(ctx(), sp, T, pos3_a.get());
+      embed_streams(ctx(), table.d(), H, dt.get(), T, S, x_a.get());
+      if (ple) ple_embed(ctx(), p.hash, dt.get(), T, ctx_a.get(), p.dev[0].d(), hd, rows_a.get(), emb_a.get());
+      const StepPle sple{&p.hash, ctx_b.get(), p.dev[0].d(), hd, rows_b.get(), emb_b.get()};
+      // The position read from the device and moved on in place (a replayed step's), or given by the host.
+      DeviceBuffer<int64_t> moved(1), copied(1);
+      moved.upload(std::vector<int64_t>{p0});
+      const StepPos spos{host ? SeqPos{moved.get(), p0 + 16} : SeqPos::host(p0), pos3_b.get(),
+                         host ? copied.get() : nullptr, moved.get()};
+      step_inputs(ctx(), host ? pinned : dt.get(), T, host ? copy.get() : nullptr, spos, table.d(), H, S, x_b.get(),
+                  ple ? &sple : nullptr);
+      ctx().synchronize();
+      ASSERT_EQ(download(pos3_b), download(pos3_a)) << what;
+      ASSERT_EQ(download(moved), std::vector<int64_t>{p0 + T}) << what;
+      if (host) {
+        ASSERT_EQ(download(copied), std::vector<int64_t>{p0}) << what;
+      }
+      const auto xa = download(x_a), xb = download(x_b);
+      ASSERT_EQ(std::memcmp(xa.data(), xb.data(), xa.size() * sizeof(float)), 0) << what;
+      if (host) {
+        ASSERT_EQ(download(copy), tokens) << what;
+      }
+      if (ple) {
+        ASSERT_EQ(download(rows_b), download(rows_a)) << what;
+        ASSERT_EQ(download(ctx_b), download(ctx_a)) << what;
+        const auto ea = download(emb_a), eb = download(emb_b);
+        ASSERT_EQ(std::memcmp(ea.data(), eb.data(), ea.size() * sizeof(float)), 0) << what;
+      }
+      p0 += T;
+    }
+  }
+  cudaFreeHost(pinned);
+}
+
 // ple_tail is the composition after the projections (norms, gate, norm, conv, adds) with the same bits: over
 // chunks of every supported length, with the conv history carried, at the Flash-Next width and an odd one (1288:
 // a partial last stride of the 1024-thread norms and of the gate's 256 threads). Against the CPU model as well.

@@ -48,6 +48,10 @@ __global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst, i
   DS4_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
 // dst[row0 + r][c] = src[r][c], row0 read on the device.
+__global__ void copy_floats_kernel(float* dst, const float* src, int64_t n) {
+  [[maybe_unused]] const auto pdl = detail::pdl_enter();
+  DS4_GRID_STRIDE(i, n) dst[i] = src[i];
+}
 __global__ void copy_rows_at_kernel(float* dst, int64_t dst_stride, const int64_t* row0_dev, const float* src,
                                     int64_t src_stride, int64_t rows, int64_t cols) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -144,6 +148,12 @@ void store_rows_bf16(Context& ctx, const float* src, int64_t T, int64_t width, b
   if (T <= 0 || width <= 0) return;
   bf16* dst = row0.dev ? cache : cache + row0.bound * width;
   detail::launch(ctx, store_rows_bf16_kernel, grid_for(ctx, T * width, 256), 256, 0, src, T * width, dst, width, row0.dev);
+  DS4_CUDA_CHECK_LAUNCH();
+}
+
+void copy_floats(Context& ctx, float* dst, const float* src, int64_t n) {
+  if (n <= 0) return;
+  detail::launch(ctx, copy_floats_kernel, grid_for(ctx, n, 256), 256, 0, dst, src, n);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

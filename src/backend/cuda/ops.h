@@ -121,6 +121,9 @@ void add(Context& ctx, const float* a, const float* b, float* y, int64_t n);
 void add_gated_rows(Context& ctx, const float* a, const float* b, const float* logit, float* y, int64_t T, int64_t H);
 // x *= sigmoid(gate) over n elements (the attention output gate when it is not fused into attention).
 void mul_sigmoid(Context& ctx, float* x, const float* gate, int64_t n);
+// dst[0..n) = src[0..n) by a kernel: inside a captured step a copy node would end the programmatic chain (the
+// kernel after it could not be resident and load its weights before the copy finished).
+void copy_floats(Context& ctx, float* dst, const float* src, int64_t n);
 // dst[r][0..cols) = src[r][0..cols) with row strides in elements (splits q/gate, copies key rows into caches).
 void copy_rows(Context& ctx, float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
                int64_t cols);
@@ -132,6 +135,29 @@ void copy_rows_at(Context& ctx, float* dst, int64_t dst_stride, SeqPos row0, con
 // of the token embedding). table [vocab][H]; x [T][streams][H]. Token ids must be in range.
 void embed_streams(Context& ctx, const bf16* table, int64_t H, const int32_t* tokens, int64_t T, int64_t streams,
                    float* x);
+// A forward step's inputs in one launch: fill_positions (pos3), embed_streams (x [T][streams][H] from table) and,
+// with `ple` set (1 <= T <= kPleTailMaxT, ple_embed_supported), that PLE layer's ple_embed (rows, emb, context
+// carried): the same values as those ops. tokens [T] may be host-mapped pinned memory (a replayed decode step
+// reads its token where the host wrote it, no copy before the step); tokens_copy, when set, receives them on the
+// device for the step's later readers. The position p = *pos0.dev (or pos0.bound) is also written to pos_copy
+// when set (the step's own copy, for its later readers) and p + T to advance when set (advance_position's work,
+// even where advance is pos0.dev: p is read before).
+struct StepPle {
+  const PleHash* hash;
+  int64_t* context;
+  const bf16* table;
+  int64_t cols;
+  int64_t* rows;
+  float* emb;
+};
+struct StepPos {
+  SeqPos pos0;
+  int32_t* pos3;
+  int64_t* pos_copy;
+  int64_t* advance;
+};
+void step_inputs(Context& ctx, const int32_t* tokens, int64_t T, int32_t* tokens_copy, const StepPos& pos,
+                 const bf16* table, int64_t H, int64_t streams, float* x, const StepPle* ple);
 // out[i][:] = table[rows[i]][:] for i < n; table [?][cols]. The table may live in mapped, pinned host memory
 // (cudaHostAlloc with cudaHostAllocMapped): the PLE n-gram table is far larger than the rows one chunk reads.
 void gather_rows(Context& ctx, const bf16* table, int64_t cols, const int64_t* rows, int64_t n, float* out);

@@ -19,16 +19,13 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/conv1d.cuh"
 #include "backend/cuda/norm_math.cuh"
+#include "backend/cuda/ple_embed.cuh"
 
 namespace ds4::cuda {
 namespace {
 
-struct History {
-  const int64_t* context;
-  const int32_t* tokens;
-  int64_t ctx;
-  __device__ int64_t operator()(int64_t i) const { return i < ctx ? context[i] : int64_t(tokens[i - ctx]); }
-};
+using detail::carry_context;
+using History = detail::PleHistory;
 
 __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, const int64_t* context, int64_t* rows) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
@@ -38,55 +35,17 @@ __global__ void ple_rows_kernel(PleHash p, const int32_t* tokens, int64_t T, con
     ple_token_rows(p, hist, ctx + t, rows + t * heads);
 }
 
-// new context[r] = history[T + r]; ascending r never reads an entry already replaced (T >= 1). One thread.
-__device__ __forceinline__ void carry_context(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
-  for (int64_t r = 0; r < ctx; r++) {
-    const int64_t src = T + r;
-    context[r] = src < ctx ? context[src] : int64_t(tokens[src - ctx]);
-  }
-}
-
 __global__ void ple_context_kernel(const int32_t* tokens, int64_t T, int64_t ctx, int64_t* context) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   carry_context(tokens, T, ctx, context);
 }
 
 // ple_ngram_rows + gather_rows for a chunk of T <= kPleTailMaxT tokens in one block (see the top).
-constexpr int kEmbedThreads = 256;
-__global__ void __launch_bounds__(kEmbedThreads)
+__global__ void __launch_bounds__(detail::kPleEmbedThreads)
     ple_embed_kernel(PleHash p, const int32_t* tokens, int T, int64_t* context, const bf16* table, int64_t cols,
                      int64_t* rows, float* emb) {
-  __shared__ int64_t srow[kPleTailMaxT * PleHash::kMaxHeads];
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
-  const int heads = int(p.heads()), ctx = p.ngram - 1, n = T * heads;
-  const History hist{context, tokens, ctx};
-  for (int j = int(threadIdx.x); j < n; j += kEmbedThreads) {
-    const int64_t r = ple_head_row(p, hist, ctx + j / heads, j % heads);
-    srow[j] = r;
-    rows[j] = r;
-  }
-  pdl.mark(0);       // trace builds: thread 0's rows hashed
-  __syncthreads();  // every read of the context done
-  pdl.mark(1);
-  if (threadIdx.x == 0) carry_context(tokens, T, ctx, context);
-  // The gather, kGatherBatch elements a thread at a time with every load issued before the first store (a load
-  // after a store through another pointer was one memory round trip each: 10 a thread, 8.6 us of the kernel).
-  constexpr int kGatherBatch = 8;
-  const int total = n * int(cols);
-  for (int e0 = int(threadIdx.x); e0 < total; e0 += kEmbedThreads * kGatherBatch) {
-    bf16 v[kGatherBatch];
-#pragma unroll
-    for (int j = 0; j < kGatherBatch; j++) {
-      const int e = e0 + j * kEmbedThreads;
-      if (e < total) v[j] = table[srow[e / int(cols)] * cols + e % int(cols)];
-    }
-#pragma unroll
-    for (int j = 0; j < kGatherBatch; j++) {
-      const int e = e0 + j * kEmbedThreads;
-      if (e < total) emb[e] = __bfloat162float(v[j]);
-    }
-  }
-  pdl.mark(2);  // thread 0's embeddings stored
+  detail::ple_embed_block(p, tokens, T, context, table, cols, rows, emb, pdl);
 }
 
 // ple_gate: one block of kGateThreads per (token, stream) row. The gate from the row's float64 dot of key and
@@ -325,7 +284,7 @@ void ple_embed(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t
                             "ple_embed: needs 1 <= T <= 8 and hash constants (ple_ngram_rows covers the rest)");
   detail::require(cols >= 1 && T * hash.heads() * cols < (int64_t(1) << 31) && tokens && context && table && rows && emb,
                   "ple_embed: bad operands");
-  detail::launch(ctx, ple_embed_kernel, 1, kEmbedThreads, 0, hash, tokens, int(T), context, table, cols, rows, emb);
+  detail::launch(ctx, ple_embed_kernel, 1, detail::kPleEmbedThreads, 0, hash, tokens, int(T), context, table, cols, rows, emb);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

@@ -28,7 +28,9 @@ template <class T>
 class Pinned {
  public:
   explicit Pinned(size_t n) : n_(n) {
-    if (n) DS4_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+    if (!n) return;
+    DS4_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+    DS4_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_), p_, 0));
   }
   ~Pinned() {
     if (p_) cudaFreeHost(p_);
@@ -36,10 +38,12 @@ class Pinned {
   Pinned(const Pinned&) = delete;
   Pinned& operator=(const Pinned&) = delete;
   T* get() const { return p_; }
+  T* dev() const { return dev_; }  // the same bytes for kernels (zero-copy: a graph reads or writes them in place)
   size_t size() const { return n_; }
 
  private:
   T* p_ = nullptr;
+  T* dev_ = nullptr;
   size_t n_ = 0;
 };
 
@@ -76,6 +80,20 @@ bool ple_embed_enabled() {
 // merge; the value rows may take another GEMV kernel's summation order then).
 bool ple_kv_enabled() {
   static const bool on = detail::switch_on("DS4_CUDA_PLE_KV");
+  return on;
+}
+
+// DS4_CUDA_STEP_INPUTS=0: a step's positions, embedding streams and PLE n-gram embeddings by fill_positions,
+// embed_streams and (in the PLE layer) ple_embed instead of step_inputs' one kernel; the same values.
+bool step_inputs_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_STEP_INPUTS");
+  return on;
+}
+// DS4_CUDA_ZERO_COPY=0: a replayed decode step's token is copied to the device before the graph and its greedy pick
+// back after it, instead of the graph reading the token from the pinned host buffer and the lm_head writing the
+// pick into one (two copies, each a copy engine's round trip while the GPU waits between steps). Needs step_inputs.
+bool zero_copy_enabled() {
+  static const bool on = detail::switch_on("DS4_CUDA_ZERO_COPY") && step_inputs_enabled();
   return on;
 }
 
@@ -607,12 +625,16 @@ class CudaQwenModel : public Model {
 #ifdef DS4_CUDA_TRACE
     if (timed && tracer_) tracer_->reset(ctx_.stream()), trace::clear_launches();
 #endif
-    DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
-                                   ctx_.stream()));
     const bool rows_all = all_positions && T > 1;
     // Graphs: the decode step (T = 1: the last row's logits) and verification chunks (every row's hidden state).
-    if (opts_.graphs && !profiler_.on() && row0 == 0 &&
-        (T == 1 || (rows_all && T <= CudaQwenState::kGraphMaxT && graph_chunks()))) {
+    const bool graphed = opts_.graphs && !profiler_.on() && row0 == 0 &&
+                         (T == 1 || (rows_all && T <= CudaQwenState::kGraphMaxT && graph_chunks()));
+    // A replayed decode step reads its token from tok_host_ and leaves its pick in pick_host_ (capture_step).
+    const bool zero_copy = graphed && T == 1 && zero_copy_enabled();
+    if (!zero_copy)
+      DS4_CUDA_CHECK(cudaMemcpyAsync(tok_dev_.get(), tok_host_.get(), tokens.size_bytes(), cudaMemcpyHostToDevice,
+                                     ctx_.stream()));
+    if (graphed) {
       cudaGraphExec_t& g = st.graphs[T];
       if (!g) capture_step(st, T, rows_all, g);
       DS4_CUDA_CHECK(cudaGraphLaunch(g, ctx_.stream()));
@@ -631,7 +653,7 @@ class CudaQwenModel : public Model {
         linear(ctx_, hidden_.get(), T, H, w_.head().p(), V, logits_dev_.get());
         pick_rows(T);
       } else if (head_picks(head_row(T, rows_all))) {
-        copy_picks(1);
+        if (!zero_copy) copy_picks(1);
       } else {
         pick_rows(1);
       }
@@ -740,7 +762,7 @@ class CudaQwenModel : public Model {
 #endif
     DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
     try {
-      step(st, T, SeqPos{st.pos_dev.get(), st.capacity - T}, rows_all, 0);
+      step(st, T, SeqPos{st.pos_dev.get(), st.capacity - T}, rows_all, 0, T == 1 && zero_copy_enabled());
     } catch (...) {
       cudaStreamEndCapture(ctx_.stream(), &g);
       if (g) cudaGraphDestroy(g);
@@ -763,7 +785,9 @@ class CudaQwenModel : public Model {
 
   // The forward pass of T tokens at position sp (tokens already in tok_dev_). Leaves the final hidden states
   // of every row (rows_all) or of the last row in hidden_, and the last row's logits in logits_dev_.
-  void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all, int64_t row0) const {
+  // zero_copy (a captured decode step, zero_copy_enabled): the token is read from tok_host_ in place and the
+  // greedy pick written into pick_host_.
+  void step(CudaQwenState& st, int64_t T, SeqPos sp, bool rows_all, int64_t row0, bool zero_copy = false) const {
     const Config& c = cfg_;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     DS4_CUDA_CHECK(cudaStreamIsCapturing(ctx_.stream(), &capture));
@@ -779,14 +803,33 @@ class CudaQwenModel : public Model {
     // Each block's output goes straight into the residual streams, x[t][s] += out[t] * inject[t][s] (hc_inject,
     // done by the block's last projection: RowsOut).
     const RowsOut to_streams{nullptr, x, inject, S};
-    fill_positions(ctx_, sp, T, pos3);
-    embed_streams(ctx_, w_.embed.p(), H, tok_dev_.get(), T, S, x);
+    // The first PLE layer's n-gram embeddings depend on the tokens only: they come with the step's inputs.
+    const int64_t ple_early = step_inputs_enabled() ? early_ple_layer(T) : -1;
+    float* ple_emb = nullptr;
+    if (step_inputs_enabled()) {
+      StepPle early{};
+      if (ple_early >= 0) {
+        const DPle& p = *w_.layers[size_t(ple_early)].ple;
+        ple_emb = take<float>(T * c.ple_embed_dim);
+        early = StepPle{&p.hash, st.layers[size_t(ple_early)].ple_context.get(), p.table.p(), p.head_dim,
+                        take<int64_t>(T * p.heads), ple_emb};
+      }
+      // The position moves on here: a replayed step reads it from pos_dev, so its kernels read the step's copy.
+      int64_t* step_pos = sp.dev ? take<int64_t>(1) : nullptr;
+      step_inputs(ctx_, zero_copy ? tok_host_.dev() : tok_dev_.get(), T, zero_copy ? tok_dev_.get() : nullptr,
+                  StepPos{sp, pos3, step_pos, st.pos_dev.get()}, w_.embed.p(), H, S, x,
+                  ple_early >= 0 ? &early : nullptr);
+      if (step_pos) sp.dev = step_pos;
+    } else {
+      fill_positions(ctx_, sp, T, pos3);
+      embed_streams(ctx_, w_.embed.p(), H, tok_dev_.get(), T, S, x);
+    }
     for (int64_t i = 0; i < c.num_layers; i++) {
       const DLayer& l = w_.layers[size_t(i)];
       LayerState& ls = st.layers[size_t(i)];
       if (l.ple) {
         auto s = span("ple");
-        ple_block(*l.ple, ls, x, T);
+        ple_block(*l.ple, ls, x, T, i == ple_early ? ple_emb : nullptr);
       }
       {
         auto s = span("hyper-connection mix");
@@ -808,17 +851,27 @@ class CudaQwenModel : public Model {
         moe_block(l.moe, mixed, T, to_streams);
       }
     }
-    // The position moves on as soon as no layer reads it any more: its one-thread kernel follows a short mixer
-    // pass instead of waiting behind the lm_head (its chain 4.5 -> 2.5 us a step in the trace).
-    advance_position(ctx_, st.pos_dev.get(), T);
+    // Without step_inputs the position moves on as soon as no layer reads it any more: its one-thread kernel
+    // follows a short mixer pass instead of waiting behind the lm_head (its chain 4.5 -> 2.5 us in the trace).
+    if (!step_inputs_enabled()) advance_position(ctx_, st.pos_dev.get(), T);
     const int64_t first = mixed_first(T, rows_all);
     auto head_span = span("final mix and lm_head");
     hc_mix(w_.final_mixer, x + first * D, T - first, hidden_.get(), nullptr);
-    if (w_.mtp) copy_async(ctx_, st.last_hidden.get() + row0 * H, hidden_.get(), size_t(T * H) * sizeof(float));
+    if (w_.mtp) copy_floats(ctx_, st.last_hidden.get() + row0 * H, hidden_.get(), T * H);  // a kernel: see ops.h
     auto lm_span = span("lm_head linear");
     // The last row's logits, and where the GEMV picks as it writes them, its greedy pick (pick_dev_), which a
     // greedy caller copies and another ignores (head_pick).
-    if (!rows_all) head_pick(head_row(T, rows_all), false);
+    if (!rows_all) head_pick(head_row(T, rows_all), false, zero_copy ? pick_host_.dev() : pick_dev_.get());
+  }
+
+  // The first PLE layer when its embedding can run in the step's first kernel (ple_embed's chunks), else -1.
+  int64_t early_ple_layer(int64_t T) const {
+    if (!ple_embed_enabled()) return -1;
+    for (int64_t i = 0; i < cfg_.num_layers; i++) {
+      const auto& ple = w_.layers[size_t(i)].ple;
+      if (ple) return ple_embed_supported(ple->hash, T) ? i : -1;
+    }
+    return -1;
   }
 
   // The first of a step's T rows that the final mix writes into hidden_: the draft head reads every row's final
@@ -833,10 +886,11 @@ class CudaQwenModel : public Model {
     return linear_pick_fused(ctx_, x, cfg_.hidden_size, w_.head().p(), cfg_.vocab_size);
   }
   // Row x's logits into logits_dev_ with, where the GEMV picks as it writes (head_picks) or when `pick` asks for it,
-  // its greedy pick in pick_dev_: no greedy kernel for a caller that samples.
-  void head_pick(const float* x, bool pick) const {
+  // its greedy pick in dest (default pick_dev_): no greedy kernel for a caller that samples.
+  void head_pick(const float* x, bool pick, int32_t* dest = nullptr) const {
     const int64_t H = cfg_.hidden_size, V = cfg_.vocab_size;
-    if (head_picks(x) || pick) linear_pick(ctx_, x, H, w_.head().p(), V, logits_dev_.get(), pick_dev_.get());
+    if (head_picks(x) || pick)
+      linear_pick(ctx_, x, H, w_.head().p(), V, logits_dev_.get(), dest ? dest : pick_dev_.get());
     else linear(ctx_, x, 1, H, w_.head().p(), V, logits_dev_.get());
   }
 
@@ -1092,21 +1146,24 @@ class CudaQwenModel : public Model {
   }
 
   // models/qwen_hybrid/ple.cpp: ple_forward, added to the residual streams.
-  void ple_block(const DPle& p, LayerState& ls, float* x, int64_t T) const {
+  // early_emb: the layer's n-gram embeddings when step_inputs computed them (the step's first kernel), else null.
+  void ple_block(const DPle& p, LayerState& ls, float* x, int64_t T, const float* early_emb) const {
     const Config& c = cfg_;
     const int64_t H = c.hidden_size, S = c.hc_count, D = S * H, E = c.ple_embed_dim;
     const float eps = float(c.rms_eps);
     const bf16 *key_w = p.kv.p(), *value_w = p.kv.p() + D * E;
     ScratchScope scope(ctx_.scratch());
-    int64_t* rows = take<int64_t>(T * p.heads);
-    float* emb = take<float>(T * E);
-    {
+    const float* emb = early_emb;
+    if (!emb) {
+      int64_t* rows = take<int64_t>(T * p.heads);
+      float* e = take<float>(T * E);
+      emb = e;
       auto p1 = prof("ple.hash+gather");
       if (ple_embed_enabled() && ple_embed_supported(p.hash, T)) {
-        ple_embed(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), p.table.p(), p.head_dim, rows, emb);
+        ple_embed(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), p.table.p(), p.head_dim, rows, e);
       } else {
         ple_ngram_rows(ctx_, p.hash, tok_dev_.get(), T, ls.ple_context.get(), rows);
-        gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, emb);
+        gather_rows(ctx_, p.table.p(), p.head_dim, rows, T * p.heads, e);
       }
     }
     auto p2 = prof("ple.rest");
