@@ -47,11 +47,11 @@ __global__ void store_rows_bf16_kernel(const float* src, int64_t n, bf16* dst, i
   if (row0_dev) dst += *row0_dev * width;
   DS4_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
-// dst[row0 + r][c] = src[r][c], row0 read on the device.
 __global__ void copy_floats_kernel(float* dst, const float* src, int64_t n) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();
   DS4_GRID_STRIDE(i, n) dst[i] = src[i];
 }
+// dst[row0 + r][c] = src[r][c], row0 read on the device.
 __global__ void copy_rows_at_kernel(float* dst, int64_t dst_stride, const int64_t* row0_dev, const float* src,
                                     int64_t src_stride, int64_t rows, int64_t cols) {
   [[maybe_unused]] const auto pdl = detail::pdl_enter();

@@ -284,7 +284,8 @@ void ple_embed(Context& ctx, const PleHash& hash, const int32_t* tokens, int64_t
                             "ple_embed: needs 1 <= T <= 8 and hash constants (ple_ngram_rows covers the rest)");
   detail::require(cols >= 1 && T * hash.heads() * cols < (int64_t(1) << 31) && tokens && context && table && rows && emb,
                   "ple_embed: bad operands");
-  detail::launch(ctx, ple_embed_kernel, 1, detail::kPleEmbedThreads, 0, hash, tokens, int(T), context, table, cols, rows, emb);
+  detail::launch(ctx, ple_embed_kernel, 1, detail::kPleEmbedThreads, 0, hash, tokens, int(T), context, table, cols,
+                 rows, emb);
   DS4_CUDA_CHECK_LAUNCH();
 }
 

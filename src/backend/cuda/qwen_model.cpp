@@ -636,7 +636,7 @@ class CudaQwenModel : public Model {
                                      ctx_.stream()));
     if (graphed) {
       cudaGraphExec_t& g = st.graphs[T];
-      if (!g) capture_step(st, T, rows_all, g);
+      if (!g) capture_step(st, T, rows_all, zero_copy, g);
       DS4_CUDA_CHECK(cudaGraphLaunch(g, ctx_.stream()));
     } else {
       step(st, T, SeqPos::host(st.pos), rows_all, row0);
@@ -754,15 +754,15 @@ class CudaQwenModel : public Model {
   }
 
   // Records one step of T tokens of this state into exec, reading the position from pos_dev (valid while the T
-  // positions fit the capacity).
-  void capture_step(CudaQwenState& st, int64_t T, bool rows_all, cudaGraphExec_t& exec) const {
+  // positions fit the capacity); zero_copy: the step's token and pick in the pinned host buffers (step()).
+  void capture_step(CudaQwenState& st, int64_t T, bool rows_all, bool zero_copy, cudaGraphExec_t& exec) const {
     cudaGraph_t g = nullptr;
 #ifdef DS4_CUDA_TRACE
     if (T == 1) trace::clear_launches();
 #endif
     DS4_CUDA_CHECK(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
     try {
-      step(st, T, SeqPos{st.pos_dev.get(), st.capacity - T}, rows_all, 0, T == 1 && zero_copy_enabled());
+      step(st, T, SeqPos{st.pos_dev.get(), st.capacity - T}, rows_all, 0, zero_copy);
     } catch (...) {
       cudaStreamEndCapture(ctx_.stream(), &g);
       if (g) cudaGraphDestroy(g);
